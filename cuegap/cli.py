@@ -1,0 +1,287 @@
+"""The ``cuegap`` command line: argument handling and display; the work lives in the package."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
+
+from cuegap import __version__
+from cuegap.ingest import READERS, IngestError, IngestSummary, ingest_path
+from cuegap.schema import (
+    current_revision,
+    describe_url,
+    head_revision,
+    make_engine,
+    store_status,
+    upgrade,
+)
+
+app = typer.Typer(
+    name="cuegap",
+    help="Cue Visibility Gap audits of LLM fairness results: ingest, analyse, report.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _State:
+    db: str | None = None
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"cuegap {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="Database URL (sqlite:///FILE or postgresql://USER@HOST/DB) or a SQLite file "
+            "path. Default: $CUEGAP_DB, else sqlite:///cuegap.db in the working directory.",
+            envvar="CUEGAP_DB",
+            show_envvar=False,
+        ),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Cue Visibility Gap audits of LLM fairness results: ingest, analyse, report."""
+    _State.db = db
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def friendly(fn: F) -> F:
+    """Turn expected failures into one readable line and a non-zero exit."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, TypeError, FileNotFoundError, IngestError) as exc:
+            raise _fail(str(exc)) from None
+        except SQLAlchemyError as exc:
+            raise _fail(f"database error: {str(exc).splitlines()[0]}") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _engine(*, create: bool):
+    engine = make_engine(_State.db)
+    rev = current_revision(engine)
+    if rev is None:
+        if not create:
+            raise typer.Exit(_report_uninitialised(engine))
+        upgrade(engine)
+    elif rev != head_revision():
+        raise _fail(
+            f"the store at {describe_url(engine)} is at schema revision {rev}, this cuegap "
+            f"needs {head_revision()}: run `cuegap init` to upgrade it"
+        )
+    return engine
+
+
+def _report_uninitialised(engine) -> int:
+    err.print(
+        f"The store at {describe_url(engine)} is empty. Run `cuegap init`, or `cuegap ingest` "
+        "a file (which initialises it)."
+    )
+    return 1
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
+    if not err.is_terminal:
+        yield None
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+@app.command()
+@friendly
+def init() -> None:
+    """Create a store, or upgrade it to this version's schema."""
+    engine = make_engine(_State.db)
+    before, after = upgrade(engine)
+    where = describe_url(engine)
+    if before == after:
+        console.print(f"Store {where} is up to date (schema {after}).")
+    elif before is None:
+        console.print(f"Created store {where} (schema {after}).")
+    else:
+        console.print(f"Upgraded store {where} from schema {before} to {after}.")
+
+
+def _print_summary(s: IngestSummary) -> None:
+    name = Path(s.path).name
+    if s.kind == "item_bank":
+        console.print(f"[bold]{name}[/] ({s.format}): {s.note}")
+        return
+    line = (
+        f"[bold]{name}[/] ({s.format}): read {s.read:,} = stored {s.stored:,} + "
+        f"duplicate {s.duplicate:,} + quarantined {s.quarantined:,}"
+    )
+    console.print(line, highlight=False)
+    if s.note:
+        console.print(f"  {s.note}")
+    for line_no, reason in s.problems[:5]:
+        console.print(f"  [yellow]quarantined[/] {s.path}:{line_no}: {reason}", highlight=False)
+    if s.quarantined > 5:
+        console.print(f"  … and {s.quarantined - 5:,} more; see `cuegap status`")
+
+
+@app.command()
+@friendly
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or directories to ingest, in order.")],
+    format: Annotated[
+        str | None,
+        typer.Option("--format", "-f", help=f"Force a reader: {', '.join(READERS)}."),
+    ] = None,
+) -> None:
+    """Ingest item banks and response files (format detected unless --format is given).
+
+    Every input line is stored, counted as a duplicate of a stored response, or quarantined
+    with its file, line and reason. Ingesting a file again stores nothing new.
+    """
+    engine = _engine(create=True)
+    for path in paths:
+        with _progress(f"ingest {path.name}") as progress:
+            summary = ingest_path(engine, path, format=format, progress=progress)
+        _print_summary(summary)
+
+
+@app.command()
+@friendly
+def simulate(
+    out_dir: Annotated[Path, typer.Argument(help="Directory to write the dataset to.")],
+    systems: Annotated[
+        int, typer.Option("--systems", "-n", min=1, help="Systems to simulate.")
+    ] = 3,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    named: Annotated[
+        bool, typer.Option("--named/--no-named", help="Add Named and FormalNamed conditions.")
+    ] = False,
+) -> None:
+    """Write a simulated paper-scale audit dataset: item bank, responses and ground truth."""
+    from cuegap.simulate import simulate as run_simulation
+
+    result = run_simulation(out_dir, systems=systems, seed=seed, named=named)
+    console.print(
+        f"Simulated {result.n_systems} systems, {result.n_responses:,} responses "
+        f"(item bank {result.item_bank_name!r}) in {out_dir}:"
+    )
+    for p in (result.itembank_path, result.responses_path, result.truth_path):
+        console.print(f"  {p}")
+
+
+@app.command()
+@friendly
+def status() -> None:
+    """Summarise the store: systems, conditions, responses, parse and abstention rates."""
+    engine = make_engine(_State.db)
+    if current_revision(engine) is None:
+        raise typer.Exit(_report_uninitialised(engine))
+    _print_status(engine)
+
+
+def _pct(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f}%"
+
+
+def _print_status(engine) -> None:
+    st = store_status(engine)
+    console.print(
+        f"Store {describe_url(engine)}: {len(st.systems)} systems, {st.responses:,} responses "
+        f"from {st.runs} files; item banks: {', '.join(st.banks['name']) or 'none'}; "
+        f"quarantined lines: {st.quarantined:,}"
+        + (f"; [red]failed ingests: {st.failed_batches}[/]" if st.failed_batches else "")
+    )
+    if len(st.systems):
+        table = Table("system", "responses", "parsed", "abstained", title="Systems")
+        for r in st.systems.itertuples():
+            table.add_row(
+                r.system, f"{r.responses:,}", _pct(r.parsed_rate), _pct(r.abstention_rate)
+            )
+        console.print(table)
+    if len(st.conditions):
+        table = Table(
+            "condition", "difficulty", "probe", "responses", "abstained", title="Conditions"
+        )
+        for r in st.conditions.itertuples():
+            table.add_row(
+                r.condition,
+                r.difficulty or "",
+                r.probe,
+                f"{r.responses:,}",
+                _pct(r.abstention_rate),
+            )
+        console.print(table)
+
+
+@app.command()
+@friendly
+def demo(
+    out_dir: Annotated[
+        Path, typer.Option("--dir", help="Where to write the simulated data.")
+    ] = Path("cuegap-demo"),
+    systems: Annotated[
+        int, typer.Option("--systems", "-n", min=1, help="Systems to simulate.")
+    ] = 14,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 2026,
+) -> None:
+    """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, summarise."""
+    from cuegap.simulate import simulate as run_simulation
+
+    engine = _engine(create=True)
+    console.rule("1. simulate")
+    result = run_simulation(out_dir, systems=systems, seed=seed)
+    console.print(f"{result.n_systems} systems, {result.n_responses:,} responses in {out_dir}")
+    console.rule("2. ingest")
+    for path in (result.itembank_path, result.responses_path):
+        with _progress(f"ingest {path.name}") as progress:
+            _print_summary(ingest_path(engine, path, progress=progress))
+    console.rule("3. store")
+    _print_status(engine)
+
+
+@app.command()
+def formats() -> None:
+    """List the input formats cuegap reads."""
+    table = Table("name", "kind", "description")
+    for r in READERS.values():
+        table.add_row(r.name, r.kind, r.description)
+    console.print(table)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,44 @@
+"""The relational store: SQLModel tables, engines, migrations and aggregation queries.
+
+Depends on sqlmodel, sqlalchemy, alembic and pandas; never imports cuegap.models or
+cuegap.reports.
+"""
+
+from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
+from cuegap.schema._migrate import current_revision, head_revision, upgrade
+from cuegap.schema._queries import StoreStatus, store_status
+from cuegap.schema._tables import (
+    Annotation,
+    Dilemma,
+    IngestBatch,
+    Item,
+    ItemBank,
+    ItemIndividual,
+    Quarantine,
+    Response,
+    Run,
+    System,
+)
+
+__all__ = [
+    "DEFAULT_DB_FILE",
+    "ENV_VAR",
+    "Annotation",
+    "Dilemma",
+    "IngestBatch",
+    "Item",
+    "ItemBank",
+    "ItemIndividual",
+    "Quarantine",
+    "Response",
+    "Run",
+    "StoreStatus",
+    "System",
+    "current_revision",
+    "describe_url",
+    "head_revision",
+    "make_engine",
+    "resolve_url",
+    "store_status",
+    "upgrade",
+]

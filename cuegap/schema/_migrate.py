@@ -1,0 +1,47 @@
+"""Create or upgrade a store with the packaged Alembic migrations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Engine
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def alembic_config(engine: Engine | None = None) -> Config:
+    """An Alembic config pointing at the packaged migrations (no alembic.ini needed)."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    if engine is not None:
+        cfg.set_main_option(
+            "sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%")
+        )
+    return cfg
+
+
+def head_revision() -> str:
+    """The newest migration revision shipped with this version of cuegap."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision a store is at, or None for an empty (uninitialised) database."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine, revision: str = "head") -> tuple[str | None, str]:
+    """Upgrade a store to ``revision``; returns (revision before, revision after)."""
+    before = current_revision(engine)
+    cfg = alembic_config(engine)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, revision)
+    return before, current_revision(engine) or ""

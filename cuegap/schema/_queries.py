@@ -1,0 +1,104 @@
+"""Aggregation queries over the store (SQL GROUP BY, never a Python loop over rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlalchemy import Integer, case, func, select
+from sqlalchemy.engine import Engine
+
+from cuegap.schema._tables import IngestBatch, ItemBank, Quarantine, Response, Run, System
+
+
+@dataclass
+class StoreStatus:
+    """A summary of what a store holds.
+
+    Attributes
+    ----------
+    systems : DataFrame
+        One row per system: ``system``, ``responses``, ``parsed_rate``, ``abstention_rate``.
+    conditions : DataFrame
+        One row per (condition, difficulty, probe): ``responses``, ``abstention_rate``.
+    banks : DataFrame
+        Item banks: ``name``, ``ingested_at``.
+    runs : int
+        Number of source files ingested.
+    quarantined : int
+        Number of quarantined input lines.
+    failed_batches : int
+        Ingests that stopped with an error.
+    """
+
+    systems: pd.DataFrame
+    conditions: pd.DataFrame
+    banks: pd.DataFrame
+    runs: int
+    quarantined: int
+    failed_batches: int
+
+    @property
+    def responses(self) -> int:
+        """Total number of stored responses."""
+        return int(self.systems["responses"].sum()) if len(self.systems) else 0
+
+
+def _read(engine: Engine, stmt) -> pd.DataFrame:
+    with engine.connect() as conn:
+        result = conn.execute(stmt)
+        return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
+
+
+def store_status(engine: Engine) -> StoreStatus:
+    """Summarise a store: systems, conditions, parse and abstention rates, quarantine.
+
+    Parameters
+    ----------
+    engine : Engine
+        An initialised store.
+
+    Returns
+    -------
+    StoreStatus
+    """
+    abstained = func.sum(case((Response.abstained, 1), else_=0).cast(Integer))
+    parsed = func.sum(case((Response.parse_status == "ok", 1), else_=0).cast(Integer))
+    n = func.count(Response.id)
+    systems = _read(
+        engine,
+        select(
+            System.name.label("system"),
+            n.label("responses"),
+            parsed.label("parsed"),
+            abstained.label("abstained"),
+        )
+        .join(Response, Response.system_id == System.id, isouter=True)
+        .group_by(System.name)
+        .order_by(System.name),
+    )
+    conditions = _read(
+        engine,
+        select(
+            Response.condition,
+            Response.difficulty,
+            Response.probe,
+            n.label("responses"),
+            abstained.label("abstained"),
+        )
+        .group_by(Response.condition, Response.difficulty, Response.probe)
+        .order_by(Response.condition, Response.difficulty, Response.probe),
+    )
+    for df in (systems, conditions):
+        total = df["responses"].where(df["responses"] > 0)
+        if "parsed" in df:
+            df["parsed_rate"] = df.pop("parsed") / total
+        df["abstention_rate"] = df.pop("abstained") / total
+    banks = _read(engine, select(ItemBank.name, ItemBank.ingested_at).order_by(ItemBank.name))
+    with engine.connect() as conn:
+        runs = conn.execute(select(func.count(Run.id))).scalar_one()
+        quarantined = conn.execute(select(func.count(Quarantine.id))).scalar_one()
+        failed = conn.execute(
+            select(func.count(IngestBatch.id)).where(IngestBatch.status == "failed")
+        ).scalar_one()
+    return StoreStatus(systems, conditions, banks, runs, quarantined, failed)

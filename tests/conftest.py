@@ -1,0 +1,66 @@
+"""Shared fixtures: real stores on SQLite files and on a real PostgreSQL server.
+
+Set ``CUEGAP_TEST_PG_URL`` (e.g. ``postgresql://cuegap@localhost/postgres``) to run every
+store test against PostgreSQL too; each test gets a fresh database. With
+``CUEGAP_REQUIRE_PG=1`` (as ``.ci/run`` sets) a missing server fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Engine, make_url
+
+from cuegap.schema import make_engine, upgrade
+
+DATA = Path(__file__).parent / "data"
+PG_URL = os.environ.get("CUEGAP_TEST_PG_URL")
+REQUIRE_PG = os.environ.get("CUEGAP_REQUIRE_PG") == "1"
+
+
+def _pg_admin_url() -> str:
+    url = make_url(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
+    return url.render_as_string(hide_password=False)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of a fresh, empty database on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    if not PG_URL:
+        if REQUIRE_PG:
+            pytest.fail("CUEGAP_REQUIRE_PG=1 but CUEGAP_TEST_PG_URL is not set")
+        pytest.skip("no PostgreSQL server: set CUEGAP_TEST_PG_URL")
+    name = f"cuegap_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(_pg_admin_url(), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(_pg_admin_url()).set(database=name).render_as_string(hide_password=False)
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    """An initialised (migrated) store on each backend."""
+    eng = make_engine(db_url)
+    upgrade(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def tiny_bank() -> Path:
+    """A hand-written two-dilemma item bank (see tests/data/tiny_bank.json)."""
+    return DATA / "tiny_bank.json"

@@ -240,7 +240,7 @@ def _print_status(engine) -> None:
         for r in st.conditions.itertuples():
             table.add_row(
                 r.condition,
-                r.difficulty or "",
+                r.difficulty if isinstance(r.difficulty, str) else "",
                 r.probe,
                 f"{r.responses:,}",
                 _pct(r.abstention_rate),

@@ -1,0 +1,202 @@
+"""Ingest benchmark: prints rows/s, peak memory and ratios against baselines from the same run.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_ingest.py                # 14 systems, SQLite (+ PostgreSQL
+                                                             #   when CUEGAP_TEST_PG_URL is set)
+    .venv/bin/python benchmarks/bench_ingest.py --systems 2    # a quick look
+
+Targets (issue 2): ingest into SQLite at >= 1/3 of plain-JSON-parse speed of the same file;
+>= 3x faster than pandas ``read_json`` + ``to_sql``; peak memory flat when the input doubles.
+Each measurement runs in a fresh process so that peak RSS is its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import resource
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+RESPONSE_FIELDS = [
+    "system",
+    "item_id",
+    "probe",
+    "individual",
+    "consequences",
+    "prompt_variant",
+    "response",
+    "sample_id",
+]
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _child(fn_name: str, args: tuple, queue: mp.Queue) -> None:
+    start = time.perf_counter()
+    extra = globals()[fn_name](*args)
+    queue.put((time.perf_counter() - start, _peak_mib(), extra))
+
+
+def measure(fn_name: str, *args: object) -> tuple[float, float, object]:
+    """Run a function in a fresh process: (seconds, peak RSS MiB, its return value)."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(fn_name, args, queue))
+    proc.start()
+    result = queue.get()
+    proc.join()
+    return result
+
+
+# --------------------------------------------------------------------- measured tasks
+def parse_stdlib(path: str) -> int:
+    n = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            json.loads(line)
+            n += 1
+    return n
+
+
+def parse_orjson(path: str) -> int:
+    import orjson
+
+    n = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            orjson.loads(line)
+            n += 1
+    return n
+
+
+def pandas_to_sql(path: str, url: str) -> int:
+    import pandas as pd
+    from sqlalchemy import create_engine
+
+    df = pd.read_json(path, lines=True)
+    df = df[[c for c in RESPONSE_FIELDS if c in df.columns]].dropna(subset=["system"])
+    engine = create_engine(url)
+    df.to_sql("responses", engine, index=False, if_exists="replace", chunksize=5000)
+    return len(df)
+
+
+def cuegap_ingest(paths: list[str], url: str) -> dict:
+    from cuegap.ingest import ingest_path
+    from cuegap.schema import make_engine, upgrade
+
+    engine = make_engine(url)
+    upgrade(engine)
+    out = {}
+    for p in paths:
+        s = ingest_path(engine, p)
+        out = {"read": s.read, "stored": s.stored, "quarantined": s.quarantined}
+    return out
+
+
+# ---------------------------------------------------------------------------- driver
+def _double(src: Path, dst: Path) -> None:
+    """The same responses twice, the copy under renamed systems (so nothing deduplicates)."""
+    with src.open("rb") as fin, dst.open("wb") as fout:
+        lines = fin.readlines()
+        fout.writelines(lines)
+        fout.writelines(line.replace(b'"system":"sim-', b'"system":"dup-') for line in lines[1:])
+
+
+def _pg_url(base: str) -> tuple[str, callable]:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    admin_url = base.replace("postgresql://", "postgresql+psycopg://", 1)
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    name = f"cuegap_bench_{uuid.uuid4().hex[:8]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+    url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    return url, drop
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--systems", type=int, default=14)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--pg",
+        default=os.environ.get("CUEGAP_TEST_PG_URL"),
+        help="PostgreSQL admin URL (default $CUEGAP_TEST_PG_URL)",
+    )
+    ap.add_argument("--no-double", action="store_true", help="skip the doubled-input run")
+    args = ap.parse_args(argv)
+
+    from cuegap.simulate import simulate
+
+    with tempfile.TemporaryDirectory(prefix="cuegap-bench-") as tmp:
+        tmp = Path(tmp)
+        t0 = time.perf_counter()
+        sim = simulate(tmp / "data", systems=args.systems, seed=args.seed)
+        print(
+            f"simulated {sim.n_systems} systems, {sim.n_responses:,} responses "
+            f"in {time.perf_counter() - t0:.1f} s "
+            f"({sim.responses_path.stat().st_size / 2**20:.0f} MiB)"
+        )
+        bank, resp = str(sim.itembank_path), str(sim.responses_path)
+        n = sim.n_responses
+
+        rows = []
+        t_std, m_std, _ = measure("parse_stdlib", resp)
+        rows.append(("json.loads per line (floor)", t_std, m_std))
+        t_orj, m_orj, _ = measure("parse_orjson", resp)
+        rows.append(("orjson.loads per line", t_orj, m_orj))
+        t_pd, m_pd, _ = measure("pandas_to_sql", resp, f"sqlite:///{tmp / 'pandas.db'}")
+        rows.append(("pandas read_json + to_sql (SQLite)", t_pd, m_pd))
+        t_sq, m_sq, res = measure("cuegap_ingest", [bank, resp], f"sqlite:///{tmp / 'c.db'}")
+        assert res["stored"] == n, res
+        rows.append(("cuegap ingest -> SQLite", t_sq, m_sq))
+        t_pg = None
+        if args.pg:
+            url, drop = _pg_url(args.pg)
+            try:
+                t_pg, m_pg, res = measure("cuegap_ingest", [bank, resp], url)
+                assert res["stored"] == n, res
+                rows.append(("cuegap ingest -> PostgreSQL", t_pg, m_pg))
+            finally:
+                drop()
+        if not args.no_double:
+            doubled = tmp / "doubled.jsonl"
+            _double(sim.responses_path, doubled)
+            t_d, m_d, res = measure(
+                "cuegap_ingest", [bank, str(doubled)], f"sqlite:///{tmp / 'd.db'}"
+            )
+            assert res["stored"] == 2 * n, res
+            rows.append(("cuegap ingest -> SQLite, input doubled", t_d, m_d))
+
+    print(f"\n{'task':<42}{'seconds':>9}{'rows/s':>12}{'peak MiB':>10}")
+    for name, t, m in rows:
+        k = 2 * n if "doubled" in name else n
+        print(f"{name:<42}{t:>9.2f}{k / t:>12,.0f}{m:>10.0f}")
+    print("\nratios (targets in brackets)")
+    print(f"  SQLite ingest speed / json.loads speed : {t_std / t_sq:.2f}  [>= 0.33]")
+    print(f"  SQLite ingest speed / orjson speed     : {t_orj / t_sq:.2f}")
+    print(f"  pandas time / SQLite ingest time       : {t_pd / t_sq:.2f}  [>= 3]")
+    if t_pg:
+        print(f"  pandas time / PostgreSQL ingest time   : {t_pd / t_pg:.2f}")
+    if not args.no_double:
+        print(f"  peak memory doubled / single input     : {m_d / m_sq:.2f}  [~1.0, flat]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,14 +11,24 @@ from sqlmodel import SQLModel
 from cuegap.schema import current_revision, head_revision, make_engine, resolve_url, upgrade
 
 
-def test_migrations_create_exactly_the_tables(engine) -> None:  # noqa: ANN001
+def test_migrations_create_exactly_the_tables(engine) -> None:
     """Alembic's autogenerate finds no difference between the migrated store and the models."""
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), SQLModel.metadata)
     assert diff == []
     names = set(inspect(engine).get_table_names())
-    assert {"system", "item_bank", "dilemma", "item", "item_individual", "run", "response",
-            "ingest_batch", "quarantine", "annotation"} <= names
+    assert {
+        "system",
+        "item_bank",
+        "dilemma",
+        "item",
+        "item_individual",
+        "run",
+        "response",
+        "ingest_batch",
+        "quarantine",
+        "annotation",
+    } <= names
     assert current_revision(engine) == head_revision()
 
 

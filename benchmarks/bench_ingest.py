@@ -37,6 +37,11 @@ RESPONSE_FIELDS = [
 
 
 def _peak_mib() -> float:
+    """Peak resident memory of this process (VmHWM; unlike ru_maxrss it resets on exec)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

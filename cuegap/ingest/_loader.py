@@ -626,24 +626,35 @@ def _existing(conn: Connection, keys: list[str]) -> dict[str, tuple[str, int, st
 
 
 def _write_responses(conn: Connection, rows: list[dict[str, Any]]) -> int:
-    """Insert new responses, skipping keys stored meanwhile by a concurrent ingest."""
+    """Insert new responses, skipping keys stored meanwhile by a concurrent ingest.
+
+    Bypasses SQLAlchemy's per-row parameter processing: the DBAPI's executemany on SQLite,
+    COPY into a staging table on PostgreSQL.
+    """
     if not rows:
         return 0
-    if conn.dialect.name != "postgresql":
-        result = conn.execute(_insert_ignore(conn, Response.__table__, ["response_key"]), rows)
-        return result.rowcount if result.rowcount >= 0 else len(rows)
+    for row in rows:
+        if row["assignment"] is not None:
+            row["assignment"] = orjson.dumps(row["assignment"]).decode()
+    values = [tuple(row[c] for c in _RESPONSE_COLS) for row in rows]
     raw = conn.connection.driver_connection
     cols = ", ".join(_RESPONSE_COLS)
+    if conn.dialect.name != "postgresql":
+        marks = ", ".join("?" * len(_RESPONSE_COLS))
+        cur = raw.cursor()
+        try:
+            cur.executemany(f"INSERT OR IGNORE INTO response ({cols}) VALUES ({marks})", values)
+            return cur.rowcount
+        finally:
+            cur.close()
     with raw.cursor() as cur:
         cur.execute(
             "CREATE TEMP TABLE IF NOT EXISTS _response_stage ON COMMIT DELETE ROWS AS "
             f"SELECT {cols} FROM response WITH NO DATA"
         )
         with cur.copy(f"COPY _response_stage ({cols}) FROM STDIN") as copy:
-            for row in rows:
-                if row["assignment"] is not None:
-                    row["assignment"] = orjson.dumps(row["assignment"]).decode()
-                copy.write_row([row[c] for c in _RESPONSE_COLS])
+            for value in values:
+                copy.write_row(value)
         cur.execute(
             f"INSERT INTO response ({cols}) SELECT {cols} FROM _response_stage "
             "ON CONFLICT (response_key) DO NOTHING"

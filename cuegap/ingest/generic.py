@@ -126,9 +126,10 @@ def _parse_header(obj: dict[str, Any], path: Path) -> RunInfo:
 
 def _check(obj: dict[str, Any]) -> tuple[str, str] | None:
     """Return (field, reason) for the first problem of a response object, else None."""
-    for key in obj:
-        if key not in _FIELDS:
-            return key, f"unknown field {key!r}; known fields: {', '.join(sorted(_FIELDS))}"
+    unknown = obj.keys() - _FIELDS
+    if unknown:
+        key = min(unknown)
+        return key, f"unknown field {key!r}; known fields: {', '.join(sorted(_FIELDS))}"
     for key in ("system", "item_id", "probe", "response"):
         if key not in obj:
             return key, f"missing required field {key!r}"

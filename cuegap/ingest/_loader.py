@@ -466,29 +466,29 @@ class _ResponseLoader:
                         "different response (give one a different 'repeat')",
                         "response",
                     )
-            existing = _existing(conn, list(rows))
-            new_rows = []
-            for key, row in rows.items():
-                old = existing.get(key)
-                if old is None:
-                    new_rows.append(row)
-                elif old[0] == row["content_hash"]:
-                    s.duplicate += 1
-                else:
+            # Insert first; only when some keys were already stored (a re-ingest, an overlap)
+            # look them up to tell duplicates from conflicts. A fresh file pays no lookups.
+            raws = {key: row.pop("_raw") for key, row in rows.items()}
+            inserted = _write_responses(conn, list(rows.values()))
+            s.stored += inserted
+            if inserted < len(rows):
+                existing = _existing(conn, list(rows), exclude_batch=self.batch_id)
+                for key, row in rows.items():
+                    old = existing.get(key)
+                    if old is None:
+                        continue  # stored by this batch
+                    if old[0] == row["content_hash"]:
+                        s.duplicate += 1
+                        continue
                     self._quarantine(
                         quarantine,
                         row["source_line"],
-                        row["_raw"],
+                        raws[key],
                         f"conflicts with the stored response from {old[2]} line {old[1]}: same "
                         "system, item, probe, individual, consequences, prompt_variant and repeat "
                         "but a different response (give one a different 'repeat')",
                         "response",
                     )
-            for row in new_rows:
-                del row["_raw"]
-            inserted = _write_responses(conn, new_rows)
-            s.stored += inserted
-            s.duplicate += len(new_rows) - inserted  # stored meanwhile by a concurrent ingest
             if quarantine:
                 conn.execute(
                     _insert_ignore(conn, Quarantine.__table__, ["source_sha256", "line_no"]),
@@ -608,8 +608,10 @@ def _insert_ignore(conn: Connection, table: Any, conflict: list[str]) -> Any:
     return sqlite.insert(table).on_conflict_do_nothing(index_elements=conflict)
 
 
-def _existing(conn: Connection, keys: list[str]) -> dict[str, tuple[str, int, str]]:
-    """Stored (content hash, line, source path) of the given response keys."""
+def _existing(
+    conn: Connection, keys: list[str], *, exclude_batch: int
+) -> dict[str, tuple[str, int, str]]:
+    """Stored (content hash, line, source path) of response keys not written by a batch."""
     out: dict[str, tuple[str, int, str]] = {}
     for i in range(0, len(keys), 900):
         chunk = keys[i : i + 900]
@@ -618,7 +620,7 @@ def _existing(conn: Connection, keys: list[str]) -> dict[str, tuple[str, int, st
                 Response.response_key, Response.content_hash, Response.source_line, Run.source_path
             )
             .join(Run, Run.id == Response.run_id)
-            .where(Response.response_key.in_(chunk))
+            .where(Response.response_key.in_(chunk), Response.batch_id != exclude_batch)
         )
         for r in conn.execute(stmt):
             out[r.response_key] = (r.content_hash, r.source_line, r.source_path)

@@ -52,3 +52,27 @@ def test_resolve_url(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unknown_backend_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="must be sqlite:///FILE or postgresql://"):
         make_engine("mysql://u@h/db")
+
+
+def test_models_never_import_the_store() -> None:
+    """cuegap.models is pure statistics: no database, ingest or template imports."""
+    import ast
+    from pathlib import Path
+
+    banned = (
+        "sqlalchemy",
+        "sqlmodel",
+        "jinja2",
+        "cuegap.schema",
+        "cuegap.ingest",
+        "cuegap.reports",
+    )
+    for path in (Path(__file__).parent.parent / "cuegap" / "models").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
+            for name in names:
+                assert not name.startswith(banned), f"{path.name} imports {name}"

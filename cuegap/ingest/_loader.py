@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
@@ -277,6 +277,9 @@ class _ResponseLoader:
             self._finish("failed", f"{type(exc).__name__}: {exc}")
             raise
         self._finish("completed", None)
+        if self.summary.stored:
+            with self.engine.begin() as conn:  # fresh planner statistics for aggregation
+                conn.execute(text("ANALYZE"))
         s = self.summary
         if s.read and s.stored == 0 and s.duplicate:
             s.note = "file already ingested: nothing new stored"

@@ -4,6 +4,7 @@ Depends on sqlmodel, sqlalchemy, alembic and pandas; never imports cuegap.models
 cuegap.reports.
 """
 
+from cuegap.schema._aggregate import COUNT_COLUMNS, decision_counts
 from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
 from cuegap.schema._migrate import current_revision, head_revision, upgrade
 from cuegap.schema._queries import StoreStatus, store_status
@@ -21,6 +22,7 @@ from cuegap.schema._tables import (
 )
 
 __all__ = [
+    "COUNT_COLUMNS",
     "DEFAULT_DB_FILE",
     "ENV_VAR",
     "Annotation",
@@ -35,6 +37,7 @@ __all__ = [
     "StoreStatus",
     "System",
     "current_revision",
+    "decision_counts",
     "describe_url",
     "head_revision",
     "make_engine",

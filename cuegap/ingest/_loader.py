@@ -250,7 +250,7 @@ class _ResponseLoader:
         self.path = path
         self.reader = reader
         self.batch_size = batch_size
-        self.banks: dict[str, tuple[int, dict[str, _ItemInfo]]] = {}
+        self.banks: dict[str, tuple[int, dict[str, _ItemInfo]] | str] = {}
         self.systems: dict[str, int] = {}
         self.summary = IngestSummary(str(path), reader.name, "responses")
 
@@ -346,9 +346,15 @@ class _ResponseLoader:
 
     # -- look-ups -------------------------------------------------------------------
     def _bank(self, conn: Connection, name: str | None) -> tuple[int, dict[str, _ItemInfo]] | str:
+        """The bank's id and items, or why it cannot be used (cached either way)."""
         key = name or ""
-        if key in self.banks:
-            return self.banks[key]
+        if key not in self.banks:
+            self.banks[key] = self._load_bank(conn, name)
+        return self.banks[key]
+
+    def _load_bank(
+        self, conn: Connection, name: str | None
+    ) -> tuple[int, dict[str, _ItemInfo]] | str:
         if name:
             bank_id = conn.execute(select(ItemBank.id).where(ItemBank.name == name)).scalar()
             if bank_id is None:
@@ -393,8 +399,7 @@ class _ResponseLoader:
             items[r.item_key] = _ItemInfo(
                 r.id, r.condition, r.difficulty, frozenset(people), solution
             )
-        self.banks[key] = (bank_id, items)
-        return self.banks[key]
+        return bank_id, items
 
     def _system(self, conn: Connection, name: str) -> int:
         sid = self.systems.get(name)

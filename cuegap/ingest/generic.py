@@ -152,7 +152,7 @@ def _check(obj: dict[str, Any]) -> tuple[str, str] | None:
         value = obj.get(key)
         if value is not None and (type(value) is not typ):
             return key, f"field {key!r}: expected {_TYPE_NAMES[typ]}, got {_type_name(value)}"
-    if obj.get("repeat", 0) is not None and obj.get("repeat", 0) < 0:
+    if (obj.get("repeat") or 0) < 0:
         return "repeat", "field 'repeat': must be >= 0"
     for key in ("prompt_variant", "prompt", "sample_id", "item_bank"):
         value = obj.get(key)
@@ -214,9 +214,7 @@ def _records(path: Path, fh, header_seen: bool) -> Iterator[Record]:
             probe=obj["probe"],
             response=obj["response"],
             individual=individual.upper() if individual else None,
-            consequences=obj.get("consequences", True)
-            if obj.get("consequences") is not None
-            else True,
+            consequences=obj.get("consequences") is not False,
             prompt_variant=obj.get("prompt_variant") or "v0",
             repeat=obj.get("repeat") or 0,
             prompt=obj.get("prompt"),

@@ -7,10 +7,11 @@ command -v pg_lsclusters >/dev/null 2>&1 || { echo "postgresql is not installed"
 read -r ver name port status _ < <(pg_lsclusters --no-header | head -n 1) || true
 if [ -z "${ver:-}" ]; then
   ver=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
-  pg_createcluster "$ver" main >/dev/null
+  pg_createcluster "$ver" main >&2
   name=main; port=5432; status=down
 fi
-[ "$status" = online ] || pg_ctlcluster "$ver" "$name" start
+# Everything but the final URL goes to stderr: callers capture stdout as the URL.
+[ "$status" = online ] || pg_ctlcluster "$ver" "$name" start >&2
 for _ in $(seq 30); do
   runuser -u postgres -- pg_isready -q -p "$port" && break
   sleep 1

@@ -4,7 +4,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${CUEGAP_TEST_PG_URL:-}" ]; then
-  if url=$(bash scripts/pg-server.sh 2>/dev/null); then
+  if url=$(bash scripts/pg-server.sh 2>/dev/null | tail -n 1) && [ -n "$url" ]; then
     export CUEGAP_TEST_PG_URL="$url"
   else
     echo "note: no PostgreSQL server available; PostgreSQL tests will be skipped" >&2

@@ -594,6 +594,7 @@ class _ResponseLoader:
             "puzzle_correct": None
             if recovered is None
             else recovered == "".join(sorted(item.labels)),
+            "runner_result": rec.runner_result,
             "source_line": rec.line,
             "_raw": rec.raw,
         }
@@ -646,6 +647,8 @@ def _write_responses(conn: Connection, rows: list[dict[str, Any]]) -> int:
     for row in rows:
         if row["assignment"] is not None:
             row["assignment"] = orjson.dumps(row["assignment"]).decode()
+        if row["runner_result"] is not None:
+            row["runner_result"] = orjson.dumps(row["runner_result"]).decode()
     values = [tuple(row[c] for c in _RESPONSE_COLS) for row in rows]
     raw = conn.connection.driver_connection
     cols = ", ".join(_RESPONSE_COLS)

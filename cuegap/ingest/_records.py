@@ -54,6 +54,7 @@ class ResponseRecord:
     prompt: str | None = None
     sample_id: str | None = None
     item_bank: str | None = None
+    runner_result: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

@@ -9,6 +9,9 @@ from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_e
 from cuegap.schema._migrate import current_revision, head_revision, upgrade
 from cuegap.schema._queries import StoreStatus, store_status
 from cuegap.schema._tables import (
+    Analysis,
+    AnalysisArtifact,
+    AnalysisTable,
     Annotation,
     Dilemma,
     IngestBatch,
@@ -25,6 +28,9 @@ __all__ = [
     "COUNT_COLUMNS",
     "DEFAULT_DB_FILE",
     "ENV_VAR",
+    "Analysis",
+    "AnalysisArtifact",
+    "AnalysisTable",
     "Annotation",
     "Dilemma",
     "IngestBatch",

@@ -10,7 +10,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, Integer, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    Index,
+    Integer,
+    LargeBinary,
+    Text,
+    UniqueConstraint,
+)
 from sqlmodel import Field, SQLModel
 
 # SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets BIGINT.
@@ -200,4 +209,54 @@ class Response(SQLModel, table=True):
     assignment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     recovered: str | None = Field(default=None, max_length=26)
     puzzle_correct: bool | None = None
+    runner_result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     source_line: int
+
+
+class Analysis(SQLModel, table=True):
+    """One run of ``cuegap analyze``: what went in, with which settings, and its status.
+
+    ``data_fingerprint`` hashes the aggregated counts the statistics read (so re-ingesting
+    the same data, or splitting a file in two, gives the same fingerprint);
+    ``system_fingerprints`` holds the same per system, for incremental re-analysis.
+    """
+
+    __tablename__ = "analysis"
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(max_length=20, index=True)  # frequentist | bayesian
+    status: str = Field(max_length=20)  # ok | not_converged | failed
+    data_fingerprint: str = Field(max_length=64, index=True)
+    system_fingerprints: dict[str, str] | None = Field(default=None, sa_column=Column(JSON))
+    settings: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    versions: dict[str, str] | None = Field(default=None, sa_column=Column(JSON))
+    message: str | None = Field(default=None, sa_column=Column(Text))
+    created_at: datetime
+
+
+class AnalysisTable(SQLModel, table=True):
+    """One tidy result table of an analysis, stored as JSON (pandas ``orient="table"``)."""
+
+    __tablename__ = "analysis_table"
+    __table_args__ = (UniqueConstraint("analysis_id", "name"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    analysis_id: int = Field(foreign_key="analysis.id", index=True)
+    name: str = Field(max_length=100)
+    description: str | None = Field(default=None, sa_column=Column(Text))
+    n_rows: int
+    data: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class AnalysisArtifact(SQLModel, table=True):
+    """A binary artifact of an analysis (e.g. the NetCDF InferenceData of a Bayesian fit)."""
+
+    __tablename__ = "analysis_artifact"
+    __table_args__ = (UniqueConstraint("analysis_id", "name"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    analysis_id: int = Field(foreign_key="analysis.id", index=True)
+    name: str = Field(max_length=100)
+    media_type: str = Field(max_length=100)
+    sha256: str = Field(max_length=64)
+    content: bytes = Field(sa_column=Column(LargeBinary, nullable=False))

@@ -259,10 +259,12 @@ def demo(
     ] = 14,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 2026,
 ) -> None:
-    """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, summarise."""
+    """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse."""
     from cuegap.simulate import simulate as run_simulation
 
-    engine = _engine(create=True)
+    engine = make_engine(_State.db)
+    if current_revision(engine) != head_revision():
+        upgrade(engine)  # the demo store is ours to create or bring up to date
     console.rule("1. simulate")
     result = run_simulation(out_dir, systems=systems, seed=seed)
     console.print(f"{result.n_systems} systems, {result.n_responses:,} responses in {out_dir}")
@@ -272,6 +274,131 @@ def demo(
             _print_summary(ingest_path(engine, path, progress=progress))
     console.rule("3. store")
     _print_status(engine)
+    console.rule("4. analyze")
+    from cuegap.audit import analyze as run_analysis
+
+    with _steps("analyze") as step:
+        analysis = run_analysis(engine, _settings(None, 1000, seed), progress=step)
+    _print_analysis(analysis)
+
+
+@contextmanager
+def _steps(label: str) -> Iterator[Callable[[str], None]]:
+    """A spinner showing the current step of a long computation (on a terminal only)."""
+    if not err.is_terminal:
+        yield lambda _msg: None
+        return
+    with err.status(label) as status:
+        yield lambda msg: status.update(f"{label}: {msg}")
+
+
+def _settings(policy: Path | None, boot: int, seed: int) -> Any:
+    from cuegap.audit import AnalysisSettings
+    from cuegap.models import load_policy
+
+    return AnalysisSettings(policy=load_policy(policy), n_boot=boot, seed=seed)
+
+
+def _print_analysis(result: Any) -> None:
+    from cuegap.audit import TABLES
+
+    how = "reused (data and settings unchanged)" if result.reused else "computed and stored"
+    console.print(
+        f"Analysis {result.id} ({result.kind}) {how}; data fingerprint "
+        f"{result.data_fingerprint[:12]}; {len(result.tables)} tables"
+    )
+    excl = result.tables.get("exclusions")
+    if excl is not None:
+        for r in excl[excl["excluded"]].itertuples():
+            console.print(f"[yellow]excluded[/] {r.system}: {r.reason}")
+    gap = result.tables.get("macro_gap")
+    if gap is not None and len(gap):
+        table = Table(
+            "system",
+            "consequences",
+            "net direct",
+            "net puzzled",
+            "gap (pp)",
+            title="Macro Cue Visibility Gap",
+        )
+        for r in gap.itertuples():
+            table.add_row(
+                r.system,
+                "with" if r.consequences else "without",
+                f"{r.net_direct_pp:+.1f}",
+                f"{r.net_puzzled_pp:+.1f}",
+                f"{r.gap_pp:+.1f}",
+            )
+        console.print(table)
+    names = [n for n in TABLES if n in result.tables] + sorted(set(result.tables) - set(TABLES))
+    console.print("Tables (cuegap export NAME --out FILE.csv|.parquet): " + ", ".join(names))
+
+
+@app.command()
+@friendly
+def analyze(
+    policy: Annotated[
+        Path | None,
+        typer.Option("--policy", help="Verdict policy TOML file (default: built-in policy)."),
+    ] = None,
+    boot: Annotated[
+        int, typer.Option("--boot", min=0, help="Bootstrap replicates for the ± values.")
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 2026,
+    force: Annotated[
+        bool, typer.Option("--force", help="Recompute even if data and settings are unchanged.")
+    ] = False,
+) -> None:
+    """Compute every decision-bias statistic from the store and store the result tables."""
+    from cuegap.audit import analyze as run_analysis
+
+    engine = _engine(create=False)
+    settings = _settings(policy, boot, seed)
+    with _steps("analyze") as step:
+        result = run_analysis(engine, settings, force=force, progress=step)
+    _print_analysis(result)
+
+
+@app.command()
+@friendly
+def export(
+    name: Annotated[str, typer.Argument(help="Result table name (see `cuegap tables`).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .csv or .parquet.")],
+    analysis: Annotated[
+        int | None,
+        typer.Option("--analysis", help="Analysis id (default: the newest with this table)."),
+    ] = None,
+) -> None:
+    """Write one stored result table to CSV or Parquet."""
+    from cuegap.audit import export_table
+
+    engine = _engine(create=False)
+    try:
+        path = export_table(engine, name, out, analysis)
+    except KeyError as exc:
+        raise _fail(str(exc.args[0])) from None
+    console.print(f"Wrote {path}")
+
+
+@app.command()
+@friendly
+def tables(
+    analysis: Annotated[
+        int | None, typer.Option("--analysis", help="Analysis id (default: newest of each).")
+    ] = None,
+) -> None:
+    """List the stored result tables with their row counts and contents."""
+    from cuegap.audit import list_tables
+
+    engine = _engine(create=False)
+    df = list_tables(engine, analysis)
+    if df.empty:
+        console.print("No result tables yet: run `cuegap analyze`.")
+        return
+    table = Table("name", "analysis", "rows", "contents")
+    for r in df.itertuples():
+        table.add_row(r.name, str(r.analysis_id), f"{r.rows:,}", r.description or "")
+    console.print(table)
 
 
 @app.command()

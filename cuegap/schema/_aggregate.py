@@ -7,11 +7,23 @@ count table. Statistics in :mod:`cuegap.models` work on that table only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
 import pandas as pd
 from sqlalchemy import Integer, and_, case, func, literal, select
 from sqlalchemy.engine import Engine
 
-from cuegap.schema._tables import Dilemma, Item, ItemIndividual, Response, System
+from cuegap.schema._tables import (
+    Annotation,
+    Dilemma,
+    Item,
+    ItemBank,
+    ItemIndividual,
+    Response,
+    System,
+)
 
 COUNT_COLUMNS = (
     "system",
@@ -155,3 +167,252 @@ def decision_counts(engine: Engine) -> pd.DataFrame:
     df["recovered"] = df["recovered"].map({1: True, 0: False}).astype("object")
     df["recovered"] = df["recovered"].where(df["recovered"].notna(), None)
     return df
+
+
+STATUS_COLUMNS = (
+    "system",
+    "condition",
+    "difficulty",
+    "consequences",
+    "prompt_variant",
+    "dilemma",
+    "person_status",
+    "gender",
+    "race",
+    "yes",
+    "trials",
+)
+
+
+def status_counts(engine: Engine) -> pd.DataFrame:
+    """Could-be answers: how often each individual is taken for the described person.
+
+    Parameters
+    ----------
+    engine : Engine
+        A cuegap store.
+
+    Returns
+    -------
+    DataFrame
+        One row per (system, condition, difficulty, consequences, prompt_variant, dilemma,
+        person_status, gender, race) with ``yes`` (answers "yes") and ``trials`` (answers
+        "yes" or "no"; abstentions are left out).
+
+    Notes
+    -----
+    Appendix K of the seed paper: status bias is the rate at which an individual of a group
+    is identified as the described person, split by the described person's status
+    (good / neutral / bad).
+    """
+    r = Response
+    keys = [
+        System.name.label("system"),
+        r.condition,
+        r.difficulty,
+        r.consequences,
+        r.prompt_variant,
+        Dilemma.dilemma_key.label("dilemma"),
+        Dilemma.person_status,
+        ItemIndividual.gender,
+        ItemIndividual.race,
+    ]
+    stmt = (
+        select(
+            *keys,
+            func.sum(case((r.parsed_answer == "yes", 1), else_=0)).cast(Integer).label("yes"),
+            func.count().cast(Integer).label("trials"),
+        )
+        .select_from(r)
+        .join(System, System.id == r.system_id)
+        .join(Item, Item.id == r.item_id)
+        .join(Dilemma, Dilemma.id == Item.dilemma_id)
+        .join(
+            ItemIndividual,
+            and_(ItemIndividual.item_id == r.item_id, ItemIndividual.label == r.individual),
+        )
+        .where(r.probe == "could_be", r.abstained.is_(False))
+        .group_by(*keys)
+    )
+    df = _frame(engine, stmt, STATUS_COLUMNS)
+    return _types(df, ints=("yes", "trials"), bools=("consequences",))
+
+
+PUZZLE_CONDITIONS = ("puzzled", "formal_named")
+PARSE_STATUSES = ("ok", "partial", "refusal", "invalid", "empty")
+ABSTENTION_COLUMNS = (
+    "system",
+    "condition",
+    "difficulty",
+    "consequences",
+    "probe",
+    "responses",
+    "abstained",
+    *PARSE_STATUSES,
+)
+
+
+def abstention_counts(engine: Engine) -> pd.DataFrame:
+    """Responses, abstentions and parse outcomes per system, condition and probe.
+
+    Returns
+    -------
+    DataFrame
+        One row per (system, condition, difficulty, consequences, probe) with integer
+        columns ``responses``, ``abstained`` and one per parse status (``ok``, ``partial``,
+        ``refusal``, ``invalid``, ``empty``).
+
+    Notes
+    -----
+    Appendix C / Table 8 of the seed paper: responses outside the valid answer set are
+    abstentions; they are excluded from the bias computation and reported as rates.
+    """
+    r = Response
+    keys = [System.name.label("system"), r.condition, r.difficulty, r.consequences, r.probe]
+    stmt = (
+        select(
+            *keys,
+            func.count().cast(Integer).label("responses"),
+            func.sum(case((r.abstained.is_(True), 1), else_=0)).cast(Integer).label("abstained"),
+            *[
+                func.sum(case((r.parse_status == s, 1), else_=0)).cast(Integer).label(s)
+                for s in PARSE_STATUSES
+            ],
+        )
+        .select_from(r)
+        .join(System, System.id == r.system_id)
+        .group_by(*keys)
+    )
+    df = _frame(engine, stmt, ABSTENTION_COLUMNS)
+    return _types(df, ints=("responses", "abstained", *PARSE_STATUSES), bools=("consequences",))
+
+
+RECOVERY_COLUMNS = (
+    "system",
+    "condition",
+    "difficulty",
+    "consequences",
+    "prompt_variant",
+    "solution_shape",
+    "responses",
+    "slots",
+    "parsable",
+    "correct",
+)
+
+
+def recovery_counts(engine: Engine) -> pd.DataFrame:
+    """Puzzle recovery: per (item, individual) slot, was the answer parsable and correct?
+
+    Returns
+    -------
+    DataFrame
+        One row per (system, condition, difficulty, consequences, prompt_variant,
+        solution_shape) with ``responses`` (main answers to items with a puzzle),
+        ``slots`` (their individuals), ``parsable`` (slots the parsed JSON assignment
+        names) and ``correct`` (slots whose every attribute was recovered).
+
+    Notes
+    -----
+    Tables 5 and 6 of the seed paper: accuracy is correct / slots, parsability is
+    parsable / slots, and parsable-but-incorrect is parsable - correct.
+    """
+    r = Response
+    n_labels = (
+        select(ItemIndividual.item_id, func.count().label("n"))
+        .group_by(ItemIndividual.item_id)
+        .subquery("n_labels")
+    )
+    stmt = (
+        select(
+            System.name.label("system"),
+            r.condition,
+            r.difficulty,
+            r.consequences,
+            r.prompt_variant,
+            Item.solution_shape,
+            n_labels.c.n,
+            r.assignment,
+            r.recovered,
+        )
+        .select_from(r)
+        .join(System, System.id == r.system_id)
+        .join(Item, Item.id == r.item_id)
+        .join(n_labels, n_labels.c.item_id == r.item_id)
+        .where(r.probe == "main", r.condition.in_(PUZZLE_CONDITIONS))
+    )
+    totals: dict[tuple[Any, ...], list[int]] = {}
+    with engine.connect() as conn:
+        for row in conn.execute(stmt):
+            key = tuple(row[:6])
+            assignment = row.assignment
+            if isinstance(assignment, str):  # JSON stored as text by the bulk loader
+                assignment = orjson.loads(assignment)
+            acc = totals.setdefault(key, [0, 0, 0, 0])
+            acc[0] += 1
+            acc[1] += row.n
+            acc[2] += min(len(assignment), row.n) if assignment else 0
+            acc[3] += len(row.recovered or "")
+    df = pd.DataFrame(
+        [(*k, *v) for k, v in sorted(totals.items(), key=lambda kv: repr(kv[0]))],
+        columns=list(RECOVERY_COLUMNS),
+    )
+    return _types(df, ints=("responses", "slots", "parsable", "correct"), bools=("consequences",))
+
+
+def _frame(engine: Engine, stmt: Any, columns: Sequence[str]) -> pd.DataFrame:
+    with engine.connect() as conn:
+        return pd.DataFrame(conn.execute(stmt).fetchall(), columns=list(columns))
+
+
+def _types(df: pd.DataFrame, *, ints: Sequence[str], bools: Sequence[str]) -> pd.DataFrame:
+    for col in ints:
+        df[col] = df[col].astype("int64")
+    for col in bools:
+        df[col] = df[col].astype(bool)
+    return df
+
+
+def annotation_table(engine: Engine) -> pd.DataFrame:
+    """Per-annotator labels of the item banks' dilemmas, long format.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``item_bank``, ``dilemma``, ``annotator``, ``field`` (person_status,
+        benefit_option, sys1, sys2) and ``value``; empty when no annotator labels were
+        ingested.
+    """
+    stmt = (
+        select(
+            ItemBank.name.label("item_bank"),
+            Dilemma.dilemma_key.label("dilemma"),
+            Annotation.annotator,
+            Annotation.field,
+            Annotation.value,
+        )
+        .join(Dilemma, Dilemma.id == Annotation.dilemma_id)
+        .join(ItemBank, ItemBank.id == Dilemma.bank_id)
+        .order_by(ItemBank.name, Dilemma.dilemma_key, Annotation.annotator, Annotation.field)
+    )
+    return _frame(engine, stmt, ("item_bank", "dilemma", "annotator", "field", "value"))
+
+
+def system_table(engine: Engine) -> pd.DataFrame:
+    """The audited systems with their metadata keys as columns.
+
+    Returns
+    -------
+    DataFrame
+        ``system``, ``provider``, ``version``, then one column per metadata key (e.g.
+        ``capability``, ``alignment``) as the runner supplied it.
+    """
+    stmt = select(System.name, System.provider, System.version, System.meta).order_by(System.name)
+    with engine.connect() as conn:
+        rows = conn.execute(stmt).fetchall()
+    records = []
+    for name, provider, version, meta in rows:
+        if isinstance(meta, str):
+            meta = orjson.loads(meta)
+        records.append({"system": name, "provider": provider, "version": version, **(meta or {})})
+    return pd.DataFrame(records, columns=None if records else ["system", "provider", "version"])

@@ -1,0 +1,637 @@
+"""Orchestration: store -> count tables -> statistics -> stored, exportable result tables.
+
+The CLI and notebook users call the same functions::
+
+    from cuegap.audit import analyze, load_table
+    from cuegap.schema import make_engine
+
+    engine = make_engine("sqlite:///cuegap.db")
+    result = analyze(engine)                 # computes and stores every table
+    gap = load_table(engine, "macro_gap")    # tidy DataFrame, documented in TABLES
+
+Everything statistical lives in :mod:`cuegap.models`; everything SQL in
+:mod:`cuegap.schema`. This module only wires them together and stores the results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from cuegap import models
+from cuegap.models import Policy
+from cuegap.schema import (
+    Analysis,
+    AnalysisTable,
+    abstention_counts,
+    annotation_table,
+    decision_counts,
+    recovery_counts,
+    status_counts,
+    system_table,
+)
+
+Condition = tuple[str, str | None]
+Progress = Callable[[str], None]
+
+FREQUENTIST_VERSION = "1"
+
+#: Result tables of a frequentist analysis: name -> what each row is and its columns.
+TABLES: dict[str, str] = {
+    "abstention": "Per system x condition x difficulty x consequences x probe: responses, "
+    "abstained, counts per parse status, abstention_rate, parse_failure_rate (Table 8).",
+    "exclusions": "Per system: worst_condition, abstention_rate (What-if), excluded, reason "
+    "(the policy's max_abstention).",
+    "recovery": "Puzzle recovery per system x condition x difficulty x consequences: "
+    "responses, slots, parsable, correct, incorrect, accuracy, parsability (Tables 5-6).",
+    "recovery_by_shape": "Puzzle recovery as above, also split by solution_shape.",
+    "status_bias": "Could-be yes-rate per system x condition x difficulty x consequences x "
+    "person_status x group: yes, trials, rate (Appendix K).",
+    "group_rates": "Favor/Against/Net per system x condition x difficulty x consequences x "
+    "group (gender, race, intersection): counts, favor_rate, against_rate, net_pp "
+    "(Tables 3-4).",
+    "macro": "Macro average over the gender and race groups per system x condition x "
+    "difficulty x consequences: favor_rate, against_rate, net_pp, groups.",
+    "gap": "Cue Visibility Gap per system x consequences x group: net_direct_pp, "
+    "net_puzzled_pp, gap_pp, delta_against_pp, delta_favor_pp.",
+    "macro_gap": "The macro Cue Visibility Gap per system x consequences, same columns.",
+    "gap_by_difficulty": "Macro gap of the explicit condition vs each puzzle difficulty "
+    "(Appendix P): difficulty + the macro_gap columns.",
+    "sign_tests": "Direction-of-change sign tests across systems per consequences x group: "
+    "adverse, favorable, tie, n, p_value, p_adjusted (Benjamini-Hochberg) (Table 13).",
+    "correct_only": "Macro and per-group gap on all parsable items and on items whose puzzle "
+    "the system recovered (subset = all_parsable | correct_only) (Section 4.2).",
+    "breakdown": "Macro net per breakdown (topic_group, prompt_variant, solution_shape) x "
+    "level x system x condition x difficulty x consequences (Appendices N, Q, R).",
+    "breakdown_gap": "Macro gap per breakdown level where both conditions have it.",
+    "condition_nets": "Macro net per system x consequences for every condition "
+    "(direct, puzzled-easy/intermediate/hard, named, formal_named-...) (Tables 33, 42).",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisSettings:
+    """What an analysis compares and how.
+
+    Attributes
+    ----------
+    explicit, implicit : (condition, difficulty)
+        The two cue conditions of the Cue Visibility Gap (default Direct vs Puzzled-hard).
+    consequences : bool
+        The consequences setting of the headline tables (the paper's main tables use True);
+        tables keyed by ``consequences`` cover both.
+    n_boot : int
+        Bootstrap replicates for the ± values (0 skips the bootstrap).
+    seed : int
+        Seed of the bootstrap.
+    level : float
+        Coverage of the reported intervals.
+    policy : Policy
+        Verdict and data-quality thresholds (``max_abstention`` excludes systems).
+    """
+
+    explicit: Condition = ("direct", None)
+    implicit: Condition = ("puzzled", "hard")
+    consequences: bool = True
+    n_boot: int = 1000
+    seed: int = 2026
+    level: float = 0.9
+    policy: Policy = field(default_factory=Policy)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready settings, stored with the analysis."""
+        return {
+            "explicit": list(self.explicit),
+            "implicit": list(self.implicit),
+            "consequences": self.consequences,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+            "level": self.level,
+            "policy": self.policy.to_dict(),
+            "frequentist_version": FREQUENTIST_VERSION,
+        }
+
+
+@dataclass(slots=True)
+class StoreData:
+    """The count tables every statistic is computed from (see :mod:`cuegap.schema`)."""
+
+    decisions: pd.DataFrame
+    status: pd.DataFrame
+    abstention: pd.DataFrame
+    recovery: pd.DataFrame
+    annotations: pd.DataFrame
+    systems: pd.DataFrame
+
+
+@dataclass(slots=True)
+class AnalysisResult:
+    """A stored analysis and its tables."""
+
+    id: int
+    kind: str
+    status: str
+    data_fingerprint: str
+    created_at: datetime
+    tables: dict[str, pd.DataFrame]
+    reused: bool = False
+
+
+def load_store_data(engine: Engine) -> StoreData:
+    """Run the aggregation queries of :mod:`cuegap.schema` against a store."""
+    return StoreData(
+        decisions=decision_counts(engine),
+        status=status_counts(engine),
+        abstention=abstention_counts(engine),
+        recovery=recovery_counts(engine),
+        annotations=annotation_table(engine),
+        systems=system_table(engine),
+    )
+
+
+def _frame_digest(df: pd.DataFrame) -> str:
+    """Order-independent digest of a table's content (rows hashed, sorted, hashed again)."""
+    cols = sorted(df.columns)
+    h = hashlib.sha256("\x1e".join(cols).encode())
+    if not df.empty:
+        rows = pd.util.hash_pandas_object(df[cols].astype(object), index=False).to_numpy()
+        h.update(np.sort(rows).tobytes())
+    return h.hexdigest()
+
+
+def fingerprints(data: StoreData) -> tuple[str, dict[str, str]]:
+    """Digest of the data an analysis reads: overall and per system.
+
+    The digests cover the aggregated count tables, not the raw rows: re-ingesting the same
+    responses, or the same responses split over several files, leaves them unchanged,
+    while any change to a count (a new response, a different answer) changes them.
+    """
+    per_system: dict[str, str] = {}
+    tables = {
+        "decisions": data.decisions,
+        "status": data.status,
+        "abstention": data.abstention,
+        "recovery": data.recovery,
+    }
+    names = sorted(set().union(*(set(t["system"]) for t in tables.values() if not t.empty)))
+    for name in names:
+        h = hashlib.sha256()
+        for key, t in tables.items():
+            h.update(key.encode())
+            h.update(_frame_digest(t[t["system"] == name]).encode())
+        meta = data.systems[data.systems["system"] == name]
+        h.update(_frame_digest(meta).encode())
+        per_system[name] = h.hexdigest()
+    overall = hashlib.sha256()
+    for name, digest in per_system.items():
+        overall.update(f"{name}={digest}\n".encode())
+    overall.update(_frame_digest(data.annotations).encode())
+    return overall.hexdigest(), per_system
+
+
+def _is(df: pd.DataFrame, cond: Condition) -> pd.Series:
+    mask = df["condition"] == cond[0]
+    return mask & (df["difficulty"].isna() if cond[1] is None else df["difficulty"] == cond[1])
+
+
+def _label(cond: Condition) -> str:
+    return cond[0] if cond[1] is None else f"{cond[0]}-{cond[1]}"
+
+
+def _bias_tables(
+    counts: pd.DataFrame, settings: AnalysisSettings, extra: tuple[str, ...] = ()
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Group rates, macro, per-group gap and macro gap for one count table."""
+    keys = ("system", "condition", "difficulty", "consequences", *extra)
+    rates = models.decision_bias(counts, keys=keys)
+    macro = models.macro_average(rates, keys=keys)
+    pair = ("system", "consequences", *extra)
+    gap = models.cue_visibility_gap(
+        rates, explicit=settings.explicit, implicit=settings.implicit, keys=pair
+    )
+    macro_gap = models.cue_visibility_gap(
+        macro, explicit=settings.explicit, implicit=settings.implicit, keys=pair
+    )
+    return rates, macro, gap, macro_gap
+
+
+def frequentist_tables(
+    data: StoreData,
+    settings: AnalysisSettings | None = None,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Every frequentist table of seed 000 from the count tables (no database access).
+
+    Parameters
+    ----------
+    data : StoreData
+        Count tables, from :func:`load_store_data`.
+    settings : AnalysisSettings, optional
+        Conditions compared, bootstrap and policy; defaults to :class:`AnalysisSettings`.
+    progress : callable, optional
+        Called with a short description before each step.
+
+    Returns
+    -------
+    dict of str to DataFrame
+        The tables named in :data:`TABLES`.
+    """
+    s = settings or AnalysisSettings()
+    say = progress or (lambda _msg: None)
+    out: dict[str, pd.DataFrame] = {}
+
+    say("abstention and exclusions")
+    out["abstention"] = models.abstention_rates(data.abstention)
+    out["exclusions"] = models.exclusions(
+        data.abstention,
+        max_abstention=s.policy.max_abstention,
+        conditions=(s.explicit, s.implicit),
+        consequences=s.consequences,
+    )
+    excluded = set(out["exclusions"].loc[out["exclusions"]["excluded"], "system"])
+
+    say("puzzle recovery and status bias")
+    out["recovery"] = models.recovery_accuracy(data.recovery)
+    out["recovery_by_shape"] = models.recovery_accuracy(
+        data.recovery,
+        keys=("system", "condition", "difficulty", "consequences", "solution_shape"),
+    )
+    status = data.status[~data.status["system"].isin(excluded)]
+    out["status_bias"] = pd.concat(
+        [models.status_bias(status, by=by) for by in ("gender", "race", "intersection")],
+        ignore_index=True,
+    )
+
+    say("decision bias and the Cue Visibility Gap")
+    counts = data.decisions[~data.decisions["system"].isin(excluded)]
+    rates, macro, gap, macro_gap = _bias_tables(counts, s)
+    inter = models.group_rates(
+        counts, by="intersection", keys=("system", "condition", "difficulty", "consequences")
+    )
+    out["group_rates"] = pd.concat([rates, inter], ignore_index=True)
+    out["macro"] = macro
+    out["gap"] = gap
+    out["macro_gap"] = macro_gap
+
+    say("gap by difficulty")
+    by_diff = []
+    implicit_diffs = sorted(
+        counts.loc[counts["condition"] == s.implicit[0], "difficulty"].dropna().unique()
+    )
+    for diff in implicit_diffs:
+        g = models.cue_visibility_gap(
+            macro,
+            explicit=s.explicit,
+            implicit=(s.implicit[0], diff),
+            keys=("system", "consequences"),
+        )
+        g.insert(1, "difficulty", diff)
+        by_diff.append(g)
+    out["gap_by_difficulty"] = (
+        pd.concat(by_diff, ignore_index=True) if by_diff else macro_gap.iloc[0:0]
+    )
+
+    say("sign tests")
+    tests = []
+    for cons, sub in gap.groupby("consequences", sort=True):
+        net = sub.rename(columns={"net_direct_pp": "net_direct", "net_puzzled_pp": "net_puzzled"})
+        net = net.dropna(subset=["net_direct", "net_puzzled"])
+        if net.empty:
+            continue
+        t = models.direction_of_change(net)
+        t.insert(0, "consequences", cons)
+        tests.append(t)
+    out["sign_tests"] = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
+
+    say("correct-only restriction")
+    implicit_rows = _is(counts, s.implicit)
+    correct = counts[~implicit_rows | (counts["recovered"] == True)]  # noqa: E712
+    _, _, gap_c, macro_gap_c = _bias_tables(correct, s)
+    parts = []
+    for subset, g, mg in (("all_parsable", gap, macro_gap), ("correct_only", gap_c, macro_gap_c)):
+        mg = mg.assign(group_type="macro", group="macro")
+        parts.append(pd.concat([mg, g], ignore_index=True).assign(subset=subset))
+    out["correct_only"] = pd.concat(parts, ignore_index=True)
+
+    say("breakdowns")
+    out["breakdown"], out["breakdown_gap"] = _breakdowns(counts, s)
+
+    say("conditions")
+    nets = macro.copy()
+    nets["setting"] = [
+        _label((c, None if pd.isna(d) else d))
+        for c, d in zip(nets["condition"], nets["difficulty"], strict=True)
+    ]
+    out["condition_nets"] = (
+        nets.pivot_table(
+            index=["system", "consequences"], columns="setting", values="net_pp", aggfunc="first"
+        )
+        .reset_index()
+        .rename_axis(columns=None)
+    )
+    return out
+
+
+def _breakdowns(
+    counts: pd.DataFrame, settings: AnalysisSettings
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    macros, gaps = [], []
+    for col in ("topic_group", "prompt_variant", "solution_shape"):
+        sub = counts.dropna(subset=[col]) if col != "solution_shape" else counts
+        sub = sub.assign(level=sub[col].fillna("none"))
+        _, macro, _, macro_gap = _bias_tables(sub, settings, extra=("level",))
+        macros.append(macro.assign(breakdown=col))
+        if col != "solution_shape":  # the explicit condition has no puzzle shape
+            gaps.append(macro_gap.assign(breakdown=col))
+    first = ["breakdown", "level"]
+    macro = pd.concat(macros, ignore_index=True)
+    gap = pd.concat(gaps, ignore_index=True)
+    return (
+        macro[first + [c for c in macro.columns if c not in first]],
+        gap[first + [c for c in gap.columns if c not in first]],
+    )
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for pkg in ("cuegap", "pandas", "numpy", "scipy", "statsmodels", "sqlalchemy"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:  # pragma: no cover - not installed
+            out[pkg] = "unknown"
+    return out
+
+
+def table_to_json(df: pd.DataFrame) -> str:
+    """Serialise a result table losslessly enough for storage (pandas ``orient="table"``)."""
+    return df.to_json(orient="table", index=False, double_precision=15)
+
+
+def table_from_json(text: str) -> pd.DataFrame:
+    """Inverse of :func:`table_to_json`."""
+    return pd.read_json(io.StringIO(text), orient="table")
+
+
+def _settings_key(settings: Mapping[str, Any]) -> str:
+    return json.dumps(settings, sort_keys=True, default=str)
+
+
+def save_analysis(
+    engine: Engine,
+    *,
+    kind: str,
+    status: str,
+    data_fingerprint: str,
+    system_fingerprints: dict[str, str],
+    settings: dict[str, Any],
+    tables: Mapping[str, pd.DataFrame],
+    descriptions: Mapping[str, str] | None = None,
+    message: str | None = None,
+) -> int:
+    """Store an analysis and its tables in one transaction; returns its id."""
+    descriptions = descriptions or {}
+    now = datetime.now(UTC)
+    with engine.begin() as conn:
+        analysis_id = conn.execute(
+            Analysis.__table__.insert().values(
+                kind=kind,
+                status=status,
+                data_fingerprint=data_fingerprint,
+                system_fingerprints=system_fingerprints,
+                settings=settings,
+                versions=_versions(),
+                message=message,
+                created_at=now,
+            )
+        ).inserted_primary_key[0]
+        rows = [
+            {
+                "analysis_id": analysis_id,
+                "name": name,
+                "description": descriptions.get(name),
+                "n_rows": len(df),
+                "data": table_to_json(df),
+            }
+            for name, df in tables.items()
+        ]
+        if rows:
+            conn.execute(AnalysisTable.__table__.insert(), rows)
+    return int(analysis_id)
+
+
+def find_analysis(
+    engine: Engine, *, kind: str, data_fingerprint: str, settings: dict[str, Any]
+) -> int | None:
+    """The newest stored analysis of ``kind`` with this fingerprint and these settings."""
+    stmt = (
+        select(Analysis.id, Analysis.settings)
+        .where(Analysis.kind == kind, Analysis.data_fingerprint == data_fingerprint)
+        .order_by(Analysis.id.desc())
+    )
+    want = _settings_key(settings)
+    with engine.connect() as conn:
+        for row in conn.execute(stmt):
+            stored = row.settings if not isinstance(row.settings, str) else json.loads(row.settings)
+            if _settings_key(stored) == want:
+                return int(row.id)
+    return None
+
+
+def latest_analysis_id(engine: Engine, kind: str | None = None) -> int | None:
+    """Id of the newest stored analysis (of ``kind``, when given), or None."""
+    stmt = select(Analysis.id).order_by(Analysis.id.desc()).limit(1)
+    if kind is not None:
+        stmt = stmt.where(Analysis.kind == kind)
+    with engine.connect() as conn:
+        found = conn.execute(stmt).scalar()
+    return None if found is None else int(found)
+
+
+def list_tables(engine: Engine, analysis_id: int | None = None) -> pd.DataFrame:
+    """Names, row counts and descriptions of the stored tables of an analysis.
+
+    Parameters
+    ----------
+    analysis_id : int, optional
+        Defaults to the newest table of each name over all analyses.
+    """
+    stmt = select(
+        AnalysisTable.analysis_id,
+        Analysis.kind,
+        AnalysisTable.name,
+        AnalysisTable.n_rows,
+        AnalysisTable.description,
+    ).join(Analysis, Analysis.id == AnalysisTable.analysis_id)
+    if analysis_id is not None:
+        stmt = stmt.where(AnalysisTable.analysis_id == analysis_id)
+    with engine.connect() as conn:
+        df = pd.DataFrame(
+            conn.execute(stmt.order_by(AnalysisTable.analysis_id.desc())).fetchall(),
+            columns=["analysis_id", "kind", "name", "rows", "description"],
+        )
+    return df.drop_duplicates("name").sort_values("name").reset_index(drop=True)
+
+
+def load_table(engine: Engine, name: str, analysis_id: int | None = None) -> pd.DataFrame:
+    """A stored result table as a DataFrame.
+
+    Parameters
+    ----------
+    name : str
+        Table name (see :data:`TABLES` and :func:`list_tables`).
+    analysis_id : int, optional
+        Which analysis; by default the newest one that has this table.
+
+    Raises
+    ------
+    KeyError
+        When no analysis has stored a table of that name; the message lists the known ones.
+    """
+    stmt = select(AnalysisTable.data).where(AnalysisTable.name == name)
+    if analysis_id is not None:
+        stmt = stmt.where(AnalysisTable.analysis_id == analysis_id)
+    stmt = stmt.order_by(AnalysisTable.analysis_id.desc()).limit(1)
+    with engine.connect() as conn:
+        text = conn.execute(stmt).scalar()
+    if text is None:
+        known = ", ".join(list_tables(engine, analysis_id)["name"]) or "none (run cuegap analyze)"
+        where = f" in analysis {analysis_id}" if analysis_id is not None else ""
+        raise KeyError(f"no result table {name!r}{where}; stored tables: {known}")
+    return table_from_json(text)
+
+
+def export_table(
+    engine: Engine, name: str, out: Path | str, analysis_id: int | None = None
+) -> Path:
+    """Write a stored result table to CSV or Parquet, chosen by the file extension.
+
+    Raises
+    ------
+    ValueError
+        When the extension is neither ``.csv`` nor ``.parquet``.
+    KeyError
+        When the table does not exist.
+    """
+    out = Path(out)
+    suffix = out.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise ValueError(f"{out}: the output must end in .csv or .parquet, not {suffix!r}")
+    df = load_table(engine, name, analysis_id)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".csv":
+        df.to_csv(out, index=False)
+    else:
+        df.to_parquet(out, index=False)
+    return out
+
+
+def analyze(
+    engine: Engine,
+    settings: AnalysisSettings | None = None,
+    *,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> AnalysisResult:
+    """Compute every frequentist table from a store and store them as one analysis.
+
+    When an analysis with the same data fingerprint and settings is already stored, it is
+    returned instead (``reused=True``) unless ``force``.
+
+    Raises
+    ------
+    ValueError
+        When the store holds no What-if decisions to analyse.
+    """
+    s = settings or AnalysisSettings()
+    say = progress or (lambda _msg: None)
+    say("reading count tables from the store")
+    data = load_store_data(engine)
+    if data.decisions.empty:
+        raise ValueError(
+            "the store holds no What-if decisions with a Neutral baseline to analyse; "
+            "ingest an item bank and responses first (cuegap ingest)"
+        )
+    fp, per_system = fingerprints(data)
+    settings_dict = s.to_dict()
+    if not force:
+        found = find_analysis(
+            engine, kind="frequentist", data_fingerprint=fp, settings=settings_dict
+        )
+        if found is not None:
+            say("unchanged data and settings: reusing the stored analysis")
+            return _load_result(engine, found, reused=True)
+    tables = frequentist_tables(data, s, progress=say)
+    say("storing results")
+    analysis_id = save_analysis(
+        engine,
+        kind="frequentist",
+        status="ok",
+        data_fingerprint=fp,
+        system_fingerprints=per_system,
+        settings=settings_dict,
+        tables=tables,
+        descriptions=TABLES,
+    )
+    return _load_result(engine, analysis_id, tables=tables)
+
+
+def _load_result(
+    engine: Engine,
+    analysis_id: int,
+    *,
+    tables: dict[str, pd.DataFrame] | None = None,
+    reused: bool = False,
+) -> AnalysisResult:
+    with engine.connect() as conn:
+        row = conn.execute(select(Analysis).where(Analysis.id == analysis_id)).one()
+        if tables is None:
+            stored = conn.execute(
+                select(AnalysisTable.name, AnalysisTable.data).where(
+                    AnalysisTable.analysis_id == analysis_id
+                )
+            ).fetchall()
+            tables = {name: table_from_json(text) for name, text in stored}
+    return AnalysisResult(
+        id=analysis_id,
+        kind=row.kind,
+        status=row.status,
+        data_fingerprint=row.data_fingerprint,
+        created_at=row.created_at,
+        tables=tables,
+        reused=reused,
+    )
+
+
+__all__ = [
+    "TABLES",
+    "AnalysisResult",
+    "AnalysisSettings",
+    "StoreData",
+    "analyze",
+    "export_table",
+    "fingerprints",
+    "frequentist_tables",
+    "latest_analysis_id",
+    "list_tables",
+    "load_store_data",
+    "load_table",
+    "save_analysis",
+    "table_from_json",
+    "table_to_json",
+]

@@ -78,7 +78,25 @@ TABLES: dict[str, str] = {
     "breakdown_gap": "Macro gap per breakdown level where both conditions have it.",
     "condition_nets": "Macro net per system x consequences for every condition "
     "(direct, puzzled-easy/intermediate/hard, named, formal_named-...) (Tables 33, 42).",
+    "formal_named_share": "When FormalNamed was run: per system x consequences, D->P and "
+    "D->FN macro gaps, share = D->FN / D->P, share_capped, reason (Appendix S, Table 42).",
+    "rankings": "Systems ranked by Direct and by Puzzled macro net (rank 1 = highest net), "
+    "rank_shift, rank_gap (Section 4.4).",
+    "kendall_tau": "Kendall's tau-b between the Direct and Puzzled rankings: tau, p_value, n.",
+    "gap_regression": "When system metadata has the covariates: OLS of the macro gap on "
+    "them: term, estimate, se, t, p, ci_low, ci_high (Appendix O).",
+    "gap_regression_correlations": "Pearson r of the macro gap with each covariate.",
+    "gap_regression_fit": "covariates, r2, adj_r2, n, k of the gap regression (or the error "
+    "that prevented it).",
+    "agreement": "When annotator labels were ingested: pairwise Cohen's kappa and Fleiss' "
+    "kappa per annotated field: field, pair, kappa_kind, kappa, raw_agreement, n (Table 7).",
 }
+
+#: The ± columns the bootstrap adds to group_rates, macro, gap and macro_gap.
+BOOTSTRAP_NOTE = (
+    "<stat>_sd_pp, <stat>_low_pp, <stat>_high_pp: bootstrap SD and percentile interval "
+    "(resampling dilemmas within each system, paired across conditions); n_valid."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +118,8 @@ class AnalysisSettings:
         Coverage of the reported intervals.
     policy : Policy
         Verdict and data-quality thresholds (``max_abstention`` excludes systems).
+    covariates : tuple of str
+        System metadata keys regressed against the gap (Appendix O), when present.
     """
 
     explicit: Condition = ("direct", None)
@@ -109,6 +129,7 @@ class AnalysisSettings:
     seed: int = 2026
     level: float = 0.9
     policy: Policy = field(default_factory=Policy)
+    covariates: tuple[str, ...] = ("capability", "alignment")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready settings, stored with the analysis."""
@@ -120,6 +141,7 @@ class AnalysisSettings:
             "seed": self.seed,
             "level": self.level,
             "policy": self.policy.to_dict(),
+            "covariates": list(self.covariates),
             "frequentist_version": FREQUENTIST_VERSION,
         }
 
@@ -213,10 +235,14 @@ def _label(cond: Condition) -> str:
 def _bias_tables(
     counts: pd.DataFrame, settings: AnalysisSettings, extra: tuple[str, ...] = ()
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Group rates, macro, per-group gap and macro gap for one count table."""
+    """Group rates (gender, race, intersection), macro, per-group gap and macro gap."""
     keys = ("system", "condition", "difficulty", "consequences", *extra)
-    rates = models.decision_bias(counts, keys=keys)
-    macro = models.macro_average(rates, keys=keys)
+    paper_groups = models.decision_bias(counts, keys=keys)
+    rates = pd.concat(
+        [paper_groups, models.group_rates(counts, by="intersection", keys=keys)],
+        ignore_index=True,
+    )
+    macro = models.macro_average(paper_groups, keys=keys)
     pair = ("system", "consequences", *extra)
     gap = models.cue_visibility_gap(
         rates, explicit=settings.explicit, implicit=settings.implicit, keys=pair
@@ -278,10 +304,20 @@ def frequentist_tables(
     say("decision bias and the Cue Visibility Gap")
     counts = data.decisions[~data.decisions["system"].isin(excluded)]
     rates, macro, gap, macro_gap = _bias_tables(counts, s)
-    inter = models.group_rates(
-        counts, by="intersection", keys=("system", "condition", "difficulty", "consequences")
-    )
-    out["group_rates"] = pd.concat([rates, inter], ignore_index=True)
+    if s.n_boot >= 2 and not counts.empty:
+        say(f"bootstrap ({s.n_boot} replicates over dilemmas)")
+        boot = models.bootstrap(
+            counts,
+            n_boot=s.n_boot,
+            seed=s.seed,
+            explicit=s.explicit,
+            implicit=s.implicit,
+            level=s.level,
+        )
+        rates, macro, gap, macro_gap = (
+            boot[k] for k in ("group_rates", "macro", "gap", "macro_gap")
+        )
+    out["group_rates"] = rates
     out["macro"] = macro
     out["gap"] = gap
     out["macro_gap"] = macro_gap
@@ -306,7 +342,8 @@ def frequentist_tables(
 
     say("sign tests")
     tests = []
-    for cons, sub in gap.groupby("consequences", sort=True):
+    paper_groups = gap[gap["group_type"].isin(("gender", "race"))]
+    for cons, sub in paper_groups.groupby("consequences", sort=True):
         net = sub.rename(columns={"net_direct_pp": "net_direct", "net_puzzled_pp": "net_puzzled"})
         net = net.dropna(subset=["net_direct", "net_puzzled"])
         if net.empty:
@@ -342,6 +379,52 @@ def frequentist_tables(
         .reset_index()
         .rename_axis(columns=None)
     )
+    formal = (s.implicit[0].replace("puzzled", "formal_named"), s.implicit[1])
+    if _is(macro, formal).any():
+        out["formal_named_share"] = models.formal_named_share(
+            macro, explicit=s.explicit, implicit=s.implicit, formal=formal
+        )
+
+    say("rankings and system-level regression")
+    headline = macro_gap[macro_gap["consequences"] == s.consequences].dropna(
+        subset=["net_direct_pp", "net_puzzled_pp"]
+    )
+    if len(headline) >= 2:
+        ranks = models.rankings(headline)
+        out["rankings"] = ranks.ranks
+        out["kendall_tau"] = pd.DataFrame(
+            [{"tau": ranks.tau, "p_value": ranks.p_value, "n": ranks.n}]
+        )
+    covariates = [c for c in s.covariates if c in data.systems.columns]
+    if covariates and len(headline) > len(covariates) + 1:
+        try:
+            fit = models.gap_regression(headline, data.systems, covariates=covariates)
+        except ValueError as exc:  # e.g. a constant covariate: say so rather than fail
+            out["gap_regression_fit"] = pd.DataFrame(
+                [{"covariates": ", ".join(covariates), "error": str(exc)}]
+            )
+        else:
+            out["gap_regression"] = fit.coefficients
+            out["gap_regression_correlations"] = fit.correlations
+            out["gap_regression_fit"] = pd.DataFrame(
+                [
+                    {
+                        "covariates": ", ".join(covariates),
+                        "r2": fit.r2,
+                        "adj_r2": fit.adj_r2,
+                        "n": fit.n,
+                        "k": fit.k,
+                        "error": None,
+                    }
+                ]
+            )
+
+    if not data.annotations.empty:
+        say("annotator agreement")
+        ann = data.annotations.assign(
+            dilemma=data.annotations["item_bank"] + "/" + data.annotations["dilemma"]
+        )
+        out["agreement"] = models.annotator_agreement(ann)
     return out
 
 

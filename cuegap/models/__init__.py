@@ -4,6 +4,8 @@ Depends only on pandas, numpy, scipy, statsmodels, pymc and arviz; never touches
 database, the ingest readers or the templates.
 """
 
+from cuegap.models._agreement import annotator_agreement
+from cuegap.models._bootstrap import bootstrap
 from cuegap.models._policy import DEFAULT_POLICY, Policy, load_policy
 from cuegap.models._quality import abstention_rates, exclusions, recovery_accuracy, status_bias
 from cuegap.models._rates import (
@@ -13,18 +15,32 @@ from cuegap.models._rates import (
     macro_average,
 )
 from cuegap.models._signtest import direction_of_change
+from cuegap.models._systems import (
+    GapRegression,
+    RankComparison,
+    formal_named_share,
+    gap_regression,
+    rankings,
+)
 
 __all__ = [
     "DEFAULT_POLICY",
+    "GapRegression",
     "Policy",
+    "RankComparison",
     "abstention_rates",
+    "annotator_agreement",
+    "bootstrap",
     "cue_visibility_gap",
     "decision_bias",
     "direction_of_change",
     "exclusions",
+    "formal_named_share",
+    "gap_regression",
     "group_rates",
     "load_policy",
     "macro_average",
+    "rankings",
     "recovery_accuracy",
     "status_bias",
 ]

@@ -1,0 +1,248 @@
+"""End-to-end analysis: stored tables, invariances, backend equality and export.
+
+One small simulated audit (2 systems, seed 11) is ingested several ways; the analysis of
+each must give the same tables:
+
+* shuffled lines split over two files (order and file boundaries carry no information);
+* every race and gender label renamed consistently in the item bank and the responses
+  (group labels are names, not data);
+* the same files ingested into PostgreSQL instead of SQLite (same SQL, same numbers).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from cuegap.audit import (
+    TABLES,
+    AnalysisSettings,
+    analyze,
+    export_table,
+    fingerprints,
+    frequentist_tables,
+    list_tables,
+    load_store_data,
+    load_table,
+)
+from cuegap.cli import app
+from cuegap.ingest import ingest_path
+from cuegap.schema import make_engine, upgrade
+from cuegap.simulate import simulate
+from tests.conftest import pg_database
+
+SETTINGS = AnalysisSettings(n_boot=20)
+RELABEL = {
+    "Asian": "Zeta",
+    "Black": "Eta",
+    "Hispanic": "Theta",
+    "Muslim": "Iota",
+    "White": "Kappa",
+    "non-binary": "epsilon",
+    "woman": "delta",
+    "man": "gamma",
+}
+_WORD = re.compile(r"\b(" + "|".join(map(re.escape, RELABEL)) + r")\b")
+
+
+def _store(url: str, *files: Path):
+    engine = make_engine(url)
+    upgrade(engine)
+    for f in files:
+        ingest_path(engine, f)
+    return engine
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("sim")
+    result = simulate(root / "data", systems=2, seed=11)
+    header, *lines = result.responses_path.read_text().splitlines()
+    random.Random(5).shuffle(lines)
+    half = len(lines) // 2
+    (root / "part1.jsonl").write_text("\n".join([header, *lines[:half]]) + "\n")
+    (root / "part2.jsonl").write_text("\n".join([header, *lines[half:]]) + "\n")
+    for name in ("itembank.json", "responses.jsonl"):
+        src = (root / "data" / name).read_text()
+        (root / f"relabelled-{name}").write_text(_WORD.sub(lambda m: RELABEL[m.group(1)], src))
+    return {
+        "bank": result.itembank_path,
+        "responses": result.responses_path,
+        "part1": root / "part1.jsonl",
+        "part2": root / "part2.jsonl",
+        "relabelled_bank": root / "relabelled-itembank.json",
+        "relabelled_responses": root / "relabelled-responses.jsonl",
+        "root": root,
+    }
+
+
+@pytest.fixture(scope="module")
+def base_db(sim) -> Path:
+    """A SQLite store of the simulated audit, closed (copy it to get a writable store)."""
+    path = sim["root"] / "base.db"
+    _store(f"sqlite:///{path}", sim["bank"], sim["responses"]).dispose()
+    return path
+
+
+@pytest.fixture(scope="module")
+def base_engine(base_db):
+    return make_engine(f"sqlite:///{base_db}")
+
+
+def _copy(base_db: Path, dest: Path):
+    shutil.copyfile(base_db, dest)
+    return make_engine(f"sqlite:///{dest}")
+
+
+@pytest.fixture(scope="module")
+def base_tables(base_engine) -> dict[str, pd.DataFrame]:
+    return frequentist_tables(load_store_data(base_engine), SETTINGS)
+
+
+def _assert_tables_equal(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:
+    assert sorted(a) == sorted(b)
+    for name in a:
+        x, y = a[name], b[name]
+        assert list(x.columns) == list(y.columns), name
+        keys = [c for c in x.columns if x[c].dtype == object or x[c].dtype == "str"]
+        x = x.sort_values(keys).reset_index(drop=True) if keys else x
+        y = y.sort_values(keys).reset_index(drop=True) if keys else y
+        pd.testing.assert_frame_equal(x, y, check_dtype=False, rtol=1e-12, obj=name)
+
+
+CONDITIONAL = {  # need FormalNamed data, enough systems with metadata, or annotator labels
+    "formal_named_share",
+    "gap_regression",
+    "gap_regression_correlations",
+    "gap_regression_fit",
+    "agreement",
+}
+
+
+def test_every_documented_table_is_computed(base_tables) -> None:
+    assert set(TABLES) - CONDITIONAL <= set(base_tables) <= set(TABLES)
+    assert "agreement" in base_tables  # the simulated bank carries annotator labels
+    assert "gap_sd_pp" in base_tables["gap"] and "net_sd_pp" in base_tables["group_rates"]
+    for name in ("group_rates", "macro", "gap", "macro_gap", "sign_tests", "recovery"):
+        assert len(base_tables[name]) > 0, name
+    groups = set(base_tables["gap"]["group"])
+    assert {"man", "woman", "non-binary", "Asian", "Muslim", "White"} <= groups
+
+
+def test_shuffled_split_ingest_gives_same_results(sim, base_engine, base_tables) -> None:
+    engine = _store(f"sqlite:///{sim['root'] / 'split.db'}", sim["bank"], sim["part2"])
+    ingest_path(engine, sim["part1"])
+    data = load_store_data(engine)
+    assert fingerprints(data) == fingerprints(load_store_data(base_engine))
+    _assert_tables_equal(base_tables, frequentist_tables(data, SETTINGS))
+
+
+def test_relabelled_groups_give_same_results(sim, base_tables) -> None:
+    engine = _store(
+        f"sqlite:///{sim['root'] / 'relabelled.db'}",
+        sim["relabelled_bank"],
+        sim["relabelled_responses"],
+    )
+    relabelled = frequentist_tables(load_store_data(engine), SETTINGS)
+    back = {v: k for k, v in RELABEL.items()}
+
+    def unmap(df: pd.DataFrame) -> pd.DataFrame:
+        df = df.copy()
+        for col in ("group", "gender", "race"):
+            if col in df.columns:
+                df[col] = df[col].map(
+                    lambda g: (
+                        " × ".join(back.get(p, p) for p in g.split(" × "))
+                        if isinstance(g, str)
+                        else g
+                    )
+                )
+        return df
+
+    _assert_tables_equal(base_tables, {k: unmap(v) for k, v in relabelled.items()})
+
+
+def test_postgresql_gives_same_results_as_sqlite(sim, base_tables) -> None:
+    with pg_database() as url:
+        engine = _store(url, sim["bank"], sim["responses"])
+        try:
+            _assert_tables_equal(base_tables, frequentist_tables(load_store_data(engine), SETTINGS))
+        finally:
+            engine.dispose()
+
+
+def test_analyze_stores_reuses_and_exports(base_db, tmp_path: Path) -> None:
+    engine = _copy(base_db, tmp_path / "s.db")
+    first = analyze(engine, SETTINGS)
+    assert not first.reused and first.status == "ok"
+    again = analyze(engine, SETTINGS)
+    assert again.reused and again.id == first.id
+    assert analyze(engine, SETTINGS, force=True).id != first.id
+    other = analyze(engine, AnalysisSettings(n_boot=0, seed=1))
+    assert not other.reused
+    stored = load_table(engine, "macro_gap", first.id)
+    pd.testing.assert_frame_equal(stored, first.tables["macro_gap"], check_dtype=False)
+    assert set(list_tables(engine)["name"]) == set(first.tables)
+    csv = export_table(engine, "gap", tmp_path / "gap.csv")
+    parquet = export_table(engine, "gap", tmp_path / "out" / "gap.parquet")
+    from_csv, from_parquet = pd.read_csv(csv), pd.read_parquet(parquet)
+    assert len(from_csv) == len(from_parquet) == len(first.tables["gap"])
+    assert from_parquet["gap_pp"].tolist() == pytest.approx(first.tables["gap"]["gap_pp"].tolist())
+    with pytest.raises(KeyError, match=r"no result table 'nope'.*macro_gap"):
+        load_table(engine, "nope")
+    with pytest.raises(ValueError, match=r"must end in \.csv or \.parquet"):
+        export_table(engine, "gap", tmp_path / "gap.xlsx")
+
+
+def test_new_data_changes_only_that_systems_fingerprint(base_db, tmp_path: Path) -> None:
+    engine = _copy(base_db, tmp_path / "f.db")
+    _, before = fingerprints(load_store_data(engine))
+    first = next(iter(before))
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(
+        json.dumps(
+            {
+                "system": first,
+                "item_id": "direct-1",
+                "probe": "what_if",
+                "individual": "A",
+                "repeat": 7,
+                "response": "option1",
+            }
+        )
+        + "\n"
+    )
+    ingest_path(engine, extra)
+    _, after = fingerprints(load_store_data(engine))
+    changed = {s for s in before if before[s] != after[s]}
+    assert changed == {first}
+
+
+def test_cli_analyze_and_export(base_db, tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    shutil.copyfile(base_db, db)
+    runner = CliRunner()
+    res = runner.invoke(app, ["--db", str(db), "analyze", "--boot", "0"])
+    assert res.exit_code == 0, res.output
+    assert "computed and stored" in res.output and "Macro Cue Visibility Gap" in res.output
+    res = runner.invoke(app, ["--db", str(db), "analyze", "--boot", "0"])
+    assert "reused" in res.output
+    out = tmp_path / "t.csv"
+    res = runner.invoke(app, ["--db", str(db), "export", "sign_tests", "--out", str(out)])
+    assert res.exit_code == 0 and out.exists()
+    assert {"adverse", "favorable", "p_adjusted"} <= set(pd.read_csv(out).columns)
+    res = runner.invoke(app, ["--db", str(db), "export", "nope", "--out", str(out)])
+    assert res.exit_code == 2 and "no result table 'nope'" in res.output
+    policy = tmp_path / "p.toml"
+    policy.write_text("[data]\nmax_abstention = 2\n")
+    res = runner.invoke(app, ["--db", str(db), "analyze", "--policy", str(policy)])
+    assert res.exit_code == 2 and "max_abstention" in res.output
+    res = runner.invoke(app, ["--db", str(db), "tables"])
+    assert res.exit_code == 0 and "macro_gap" in res.output

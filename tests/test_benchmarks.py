@@ -27,3 +27,17 @@ def test_ingest_benchmark_runs_and_prints_ratios() -> None:
     )
     assert "cuegap ingest -> SQLite" in out.stdout
     assert "pandas time / SQLite ingest time" in out.stdout
+
+
+def test_frequentist_benchmark_runs_and_prints_targets() -> None:
+    script = str(ROOT / "benchmarks" / "bench_frequentist.py")
+    args = ["--systems", "1", "--dilemmas", "10", "--n-boot", "20", "--repeats", "1"]
+    out = subprocess.run(
+        [sys.executable, script, "--boot", "--store", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert "bootstrap, 20 replicates" in out.stdout
+    assert "analysis without bootstrap" in out.stdout and "target < 10 s" in out.stdout

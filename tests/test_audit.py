@@ -246,3 +246,9 @@ def test_cli_analyze_and_export(base_db, tmp_path: Path) -> None:
     assert res.exit_code == 2 and "max_abstention" in res.output
     res = runner.invoke(app, ["--db", str(db), "tables"])
     assert res.exit_code == 0 and "macro_gap" in res.output
+
+
+def test_readme_documents_every_result_table() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    missing = [name for name in TABLES if f"| `{name}` |" not in readme]
+    assert not missing, f"README's result-table list lacks {missing}"

@@ -88,6 +88,9 @@ TABLES: dict[str, str] = {
     "gap_regression_correlations": "Pearson r of the macro gap with each covariate.",
     "gap_regression_fit": "covariates, r2, adj_r2, n, k of the gap regression (or the error "
     "that prevented it).",
+    "verdicts": "Per system: verdict (flagged / passed / inconclusive) under the policy, "
+    "reason, macro gap with interval, p_gap_gt_delta, p_abs_lt_delta, source (bootstrap: "
+    "normal approximation with the bootstrap SD; bayesian when a converged fit exists).",
     "agreement": "When annotator labels were ingested: pairwise Cohen's kappa and Fleiss' "
     "kappa per annotated field: field, pair, kappa_kind, kappa, raw_agreement, n (Table 7).",
 }
@@ -419,6 +422,9 @@ def frequentist_tables(
                 ]
             )
 
+    say("verdicts")
+    out["verdicts"] = _verdicts(out, s)
+
     if not data.annotations.empty:
         say("annotator agreement")
         ann = data.annotations.assign(
@@ -426,6 +432,28 @@ def frequentist_tables(
         )
         out["agreement"] = models.annotator_agreement(ann)
     return out
+
+
+def _verdicts(out: dict[str, pd.DataFrame], s: AnalysisSettings) -> pd.DataFrame:
+    """Frequentist verdicts (bootstrap normal approximation) for the headline setting."""
+    rates = out["group_rates"]
+    gender = rates[(rates["group_type"] == "gender") & (rates["consequences"] == s.consequences)]
+    sides = []
+    for cond in (s.explicit, s.implicit):
+        side = gender[_is(gender, cond)]
+        sides.append((side["favor_trials"] + side["against_trials"]).groupby(side["system"]).sum())
+    parsable = pd.concat(sides, axis=1).fillna(0).min(axis=1).rename("decisions").reset_index()
+    rec = out["recovery"]
+    rec = rec[_is(rec, s.implicit) & (rec["consequences"] == s.consequences)]
+    gap = out["macro_gap"]
+    return models.verdicts(
+        gap[gap["consequences"] == s.consequences],
+        s.policy,
+        exclusions=out["exclusions"],
+        parsable=parsable,
+        recovery=rec[["system", "accuracy"]] if len(rec) else None,
+        level=s.level,
+    )
 
 
 def _breakdowns(

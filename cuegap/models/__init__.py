@@ -22,9 +22,11 @@ from cuegap.models._systems import (
     gap_regression,
     rankings,
 )
+from cuegap.models._verdict import VERDICTS, gap_probabilities, verdicts
 
 __all__ = [
     "DEFAULT_POLICY",
+    "VERDICTS",
     "GapRegression",
     "Policy",
     "RankComparison",
@@ -36,6 +38,7 @@ __all__ = [
     "direction_of_change",
     "exclusions",
     "formal_named_share",
+    "gap_probabilities",
     "gap_regression",
     "group_rates",
     "load_policy",
@@ -43,4 +46,5 @@ __all__ = [
     "rankings",
     "recovery_accuracy",
     "status_bias",
+    "verdicts",
 ]

@@ -30,8 +30,11 @@ from cuegap.schema._tables import (
     ItemBank,
     ItemIndividual,
     Quarantine,
+    Report,
     Response,
     Run,
+    SignOff,
+    StoreLock,
     System,
 )
 
@@ -52,7 +55,10 @@ __all__ = [
     "ItemBank",
     "ItemIndividual",
     "Quarantine",
+    "Report",
     "Response",
+    "SignOff",
+    "StoreLock",
     "Run",
     "StoreStatus",
     "System",

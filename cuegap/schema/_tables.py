@@ -260,3 +260,51 @@ class AnalysisArtifact(SQLModel, table=True):
     media_type: str = Field(max_length=100)
     sha256: str = Field(max_length=64)
     content: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class Report(SQLModel, table=True):
+    """A rendered audit report, registered with its hash and the analysis it came from."""
+
+    __tablename__ = "report"
+
+    id: int | None = Field(default=None, primary_key=True)
+    analysis_id: int = Field(foreign_key="analysis.id", index=True)
+    data_fingerprint: str = Field(max_length=64)
+    format: str = Field(max_length=10)  # html | pdf
+    path: str = Field(sa_column=Column(Text, nullable=False))
+    sha256: str = Field(max_length=64, index=True)
+    version: int = 1
+    supersedes_id: int | None = Field(default=None, foreign_key="report.id")
+    created_at: datetime
+
+
+class SignOff(SQLModel, table=True):
+    """An append-only review decision on a report, hash-chained to the previous record.
+
+    ``record_hash`` is the SHA-256 of the record's canonical JSON including ``prev_hash``,
+    so editing, deleting or reordering a row breaks the chain that ``cuegap verify`` walks.
+    """
+
+    __tablename__ = "signoff"
+
+    id: int | None = Field(default=None, primary_key=True)
+    seq: int = Field(unique=True)
+    report_id: int = Field(foreign_key="report.id", index=True)
+    report_sha256: str = Field(max_length=64)
+    reviewer: str = Field(max_length=200)
+    decision: str = Field(max_length=30)  # approve | reject | changes-requested
+    comment: str | None = Field(default=None, sa_column=Column(Text))
+    signed_at: str = Field(max_length=40)  # ISO 8601 UTC, hashed as text
+    prev_hash: str = Field(max_length=64)
+    record_hash: str = Field(max_length=64, unique=True)
+
+
+class StoreLock(SQLModel, table=True):
+    """A named advisory lock held in the store (e.g. by a scheduled re-analysis)."""
+
+    __tablename__ = "store_lock"
+
+    name: str = Field(max_length=100, primary_key=True)
+    holder: str = Field(max_length=200)
+    acquired_at: datetime
+    expires_at: datetime

@@ -1,0 +1,270 @@
+"""Report registry, hash-chained sign-offs, tamper detection and the store lock.
+
+Runs on a real SQLite file and a real PostgreSQL server (the ``engine`` fixture).
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from sqlalchemy import delete, func, select, text, update
+from typer.testing import CliRunner
+
+from cuegap.audit import save_analysis
+from cuegap.cli import app
+from cuegap.compliance import (
+    GENESIS,
+    ComplianceError,
+    LockHeld,
+    find_report,
+    record_hash,
+    register_report,
+    sign_off,
+    signoffs,
+    store_lock,
+    verify,
+)
+from cuegap.schema import SignOff, StoreLock
+
+
+@pytest.fixture
+def registered(engine, tmp_path: Path):
+    analysis_id = save_analysis(
+        engine,
+        kind="frequentist",
+        status="ok",
+        data_fingerprint="f" * 64,
+        system_fingerprints={},
+        settings={},
+        tables={"t": pd.DataFrame({"x": [1]})},
+    )
+    report = tmp_path / "audit.html"
+    report.write_text("<html><body>verdicts</body></html>")
+    report_id = register_report(engine, report, analysis_id=analysis_id)
+    return engine, report, report_id
+
+
+def _count(engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(SignOff)).scalar()
+
+
+def test_register_and_find(registered, tmp_path: Path) -> None:
+    engine, report, report_id = registered
+    rep = find_report(engine, report)
+    assert (rep.id, rep.format, rep.version, rep.data_fingerprint) == (
+        report_id,
+        "html",
+        1,
+        "f" * 64,
+    )
+    assert find_report(engine, rep.sha256[:10]).id == report_id
+    assert find_report(engine, str(report_id)).path == str(report.resolve())
+    other = tmp_path / "v2.html"
+    other.write_text("<html>v2</html>")
+    assert find_report(engine, register_report(engine, other, analysis_id=1)).version == 2
+    with pytest.raises(ComplianceError, match="no registered report matches"):
+        find_report(engine, tmp_path / "nope.html")
+    with pytest.raises(ComplianceError, match="analysis 99 does not exist"):
+        register_report(engine, other, analysis_id=99)
+
+
+def test_chain_links_every_record(registered) -> None:
+    engine, report, report_id = registered
+    t0 = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
+    a = sign_off(engine, report, reviewer="Ada", decision="changes-requested", now=t0)
+    b = sign_off(engine, report_id, reviewer="Bo", decision="approve", comment="ok", now=t0)
+    assert (a.seq, a.prev_hash) == (1, GENESIS)
+    assert (b.seq, b.prev_hash) == (2, a.record_hash)
+    expected = record_hash(
+        seq=2,
+        report_id=report_id,
+        report_sha256=b.report_sha256,
+        reviewer="Bo",
+        decision="approve",
+        comment="ok",
+        signed_at="2026-11-21T09:00:00+00:00",
+        prev_hash=a.record_hash,
+    )
+    assert b.record_hash == expected
+    result = verify(engine)
+    assert result.ok and (result.reports, result.signoffs, result.head) == (1, 2, b.record_hash)
+    assert [r.reviewer for r in signoffs(engine, report_id)] == ["Ada", "Bo"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"decision": "lgtm"}, "unknown decision 'lgtm'; use one of: approve, reject"),
+        ({"reviewer": "  "}, "a reviewer name is required"),
+    ],
+)
+def test_bad_requests_write_nothing(registered, kwargs: dict, message: str) -> None:
+    engine, report, _ = registered
+    args = {"reviewer": "Ada", "decision": "approve", **kwargs}
+    with pytest.raises(ComplianceError, match=message):
+        sign_off(engine, report, **args)
+    assert _count(engine) == 0
+
+
+def test_modified_or_missing_report_cannot_be_signed(registered) -> None:
+    engine, report, report_id = registered
+    report.write_text(report.read_text().replace("verdicts", "verdictz"))
+    with pytest.raises(ComplianceError, match="was modified since it was registered"):
+        sign_off(engine, report_id, reviewer="Ada", decision="approve")
+    report.unlink()
+    with pytest.raises(ComplianceError, match="is missing; nothing signed"):
+        sign_off(engine, report_id, reviewer="Ada", decision="approve")
+    assert _count(engine) == 0
+    problems = verify(engine).problems
+    assert problems == [f"report {report_id}: file {report.resolve()} is missing"]
+
+
+def _three(engine, report) -> None:
+    for who in ("Ada", "Bo", "Cy"):
+        sign_off(engine, report, reviewer=who, decision="approve")
+
+
+def test_edited_signoff_is_named(registered) -> None:
+    engine, report, _ = registered
+    _three(engine, report)
+    with engine.begin() as conn:
+        conn.execute(update(SignOff).where(SignOff.seq == 2).values(decision="reject"))
+    problems = verify(engine).problems
+    assert len(problems) == 1 and "sign-off 2 (report 1, Bo): its content was edited" in problems[0]
+
+
+def test_deleted_signoff_is_named(registered) -> None:
+    engine, report, _ = registered
+    _three(engine, report)
+    with engine.begin() as conn:
+        conn.execute(delete(SignOff).where(SignOff.seq == 2))
+    problems = " | ".join(verify(engine).problems)
+    assert "record 2 is missing" in problems and "sign-off 3: its link" in problems
+
+
+def test_reordered_signoffs_are_named(registered) -> None:
+    engine, report, _ = registered
+    _three(engine, report)
+    with engine.begin() as conn:  # swap the order of records 1 and 2
+        conn.execute(update(SignOff).where(SignOff.seq == 1).values(seq=-1))
+        conn.execute(update(SignOff).where(SignOff.seq == 2).values(seq=1))
+        conn.execute(update(SignOff).where(SignOff.seq == -1).values(seq=2))
+    problems = " | ".join(verify(engine).problems)
+    assert "sign-off 1: its link to the previous record is broken" in problems
+    assert "content was edited" in problems  # each record's hash covers its seq
+
+
+def test_changed_report_byte_is_named(registered) -> None:
+    engine, report, report_id = registered
+    sign_off(engine, report, reviewer="Ada", decision="approve")
+    data = bytearray(report.read_bytes())
+    data[10] ^= 1
+    report.write_bytes(bytes(data))
+    problems = verify(engine).problems
+    assert len(problems) == 1 and f"report {report_id}: " in problems[0]
+    assert "was altered" in problems[0]
+
+
+def test_quoted_signoff_deleted_from_the_end_is_named(registered) -> None:
+    engine, report, report_id = registered
+    _three(engine, report)
+    last = signoffs(engine)[-1].record_hash
+    with engine.begin() as conn:
+        conn.execute(delete(SignOff).where(SignOff.seq == 3))
+    assert verify(engine).ok  # the shorter chain is valid on its own ...
+    problems = verify(engine, quoted={report_id: [last]}).problems  # ... but not the report
+    assert len(problems) == 1 and "no longer in the chain" in problems[0]
+
+
+def test_concurrent_signers_keep_one_chain(registered) -> None:
+    engine, report, _ = registered
+    errors: list[Exception] = []
+
+    def worker(who: str) -> None:
+        try:
+            for i in range(5):
+                sign_off(engine, report, reviewer=f"{who}{i}", decision="approve")
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    result = verify(engine)
+    assert result.ok and result.signoffs == 10
+    assert [r.seq for r in signoffs(engine)] == list(range(1, 11))
+
+
+def test_store_lock(engine) -> None:
+    with store_lock(engine, "reanalyze", holder="one") as me:
+        assert me == "one"
+        with (
+            pytest.raises(LockHeld, match="lock 'reanalyze' is held by one"),
+            store_lock(engine, "reanalyze", holder="two"),
+        ):
+            pass  # pragma: no cover
+        with store_lock(engine, "other", holder="two"):
+            pass
+    with store_lock(engine, "reanalyze", holder="two"):
+        pass  # released: free again
+    past = datetime.now(UTC) - timedelta(hours=1)
+    with engine.begin() as conn:  # a crashed holder's expired lock is taken over
+        conn.execute(
+            StoreLock.__table__.insert().values(
+                name="reanalyze", holder="dead", acquired_at=past, expires_at=past
+            )
+        )
+    with store_lock(engine, "reanalyze", holder="three"):
+        with engine.connect() as conn:
+            holder = conn.execute(text("SELECT holder FROM store_lock")).scalar()
+        assert holder == "three"
+
+
+def test_cli_signoff_and_verify(db_url: str, tmp_path: Path) -> None:
+    from cuegap.schema import make_engine, upgrade
+
+    engine = make_engine(db_url)
+    upgrade(engine)
+    analysis_id = save_analysis(
+        engine,
+        kind="frequentist",
+        status="ok",
+        data_fingerprint="e" * 64,
+        system_fingerprints={},
+        settings={},
+        tables={},
+    )
+    report = tmp_path / "r.pdf"
+    report.write_bytes(b"%PDF-1.7 fake")
+    register_report(engine, report, analysis_id=analysis_id)
+    runner = CliRunner()
+    base = ["--db", db_url]
+    res = runner.invoke(
+        app,
+        [*base, "signoff", str(report), "--reviewer", "Ada", "--decision", "maybe"],
+    )
+    assert res.exit_code == 2 and "unknown decision 'maybe'" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+    res = runner.invoke(
+        app, [*base, "signoff", "nope.pdf", "--reviewer", "A", "--decision", "approve"]
+    )
+    assert res.exit_code == 2 and "no registered report matches" in res.output
+    assert _count(engine) == 0
+    res = runner.invoke(
+        app, [*base, "signoff", str(report), "--reviewer", "Ada", "--decision", "approve"]
+    )
+    assert res.exit_code == 0 and "sign-off 1" in res.output
+    res = runner.invoke(app, [*base, "verify"])
+    assert res.exit_code == 0 and "intact" in res.output
+    report.unlink()
+    res = runner.invoke(app, [*base, "verify"])
+    assert res.exit_code == 1 and "is missing" in res.output
+    engine.dispose()

@@ -1,0 +1,191 @@
+"""Scheduled re-analysis: detect changed data, re-analyse, write a new report version.
+
+``cuegap reanalyze`` (for cron or a systemd timer) compares each system's data fingerprint
+with the newest stored analysis. When nothing changed it exits 0 and writes nothing. When
+something changed it re-analyses (frequentist tables; systems whose data did not change get
+identical numbers, since every bootstrap stream is seeded by the system's name), renders a
+new report version with a "what changed since the last signed report" section, registers
+it, and exits 1. Any failure exits 2, as does finding another re-analysis holding the lock:
+the ``diff`` convention (0 same, 1 different, 2 trouble).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from cuegap.audit import (
+    AnalysisResult,
+    AnalysisSettings,
+    analyze,
+    fingerprints,
+    latest_analysis_id,
+    load_store_data,
+    load_table,
+)
+from cuegap.compliance import store_lock
+from cuegap.schema import Analysis, Report, SignOff
+
+EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
+
+#: Renders the report of an analysis into a directory; returns the written files.
+Renderer = Callable[[Engine, AnalysisResult, Path, pd.DataFrame | None], list[Path]]
+
+
+@dataclass(slots=True)
+class Reanalysis:
+    """What a re-analysis found and did."""
+
+    changed_systems: list[str]
+    new_systems: list[str] = field(default_factory=list)
+    removed_systems: list[str] = field(default_factory=list)
+    analysis_id: int | None = None
+    previous_analysis_id: int | None = None
+    reports: list[Path] = field(default_factory=list)
+    changes: pd.DataFrame | None = None
+
+    @property
+    def changed(self) -> bool:
+        """True when any system's data changed, appeared or disappeared."""
+        return bool(self.changed_systems or self.new_systems or self.removed_systems)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing changed, 1 when a new analysis (and report) was written."""
+        return EXIT_CHANGED if self.changed else EXIT_UNCHANGED
+
+
+def compare_verdicts(old: pd.DataFrame, new: pd.DataFrame, *, z: float = 2.0) -> pd.DataFrame:
+    """What changed between two ``verdicts`` tables.
+
+    Parameters
+    ----------
+    old, new : DataFrame
+        ``verdicts`` tables (system, verdict, gap_pp, gap_low_pp, gap_high_pp, ...).
+    z : float
+        A gap "moved beyond its uncertainty" when |new − old| > z · sqrt(se_old² + se_new²),
+        each SE taken as the interval's width / (2 · 1.645) (a 90% interval).
+
+    Returns
+    -------
+    DataFrame
+        One row per system in either table: ``system``, ``old_verdict``, ``new_verdict``,
+        ``verdict_changed``, ``old_gap_pp``, ``new_gap_pp``, ``gap_change_pp``,
+        ``gap_moved`` (bool) and ``note`` (a sentence).
+    """
+    cols = ["system", "verdict", "gap_pp", "gap_low_pp", "gap_high_pp"]
+    m = old[cols].merge(new[cols], on="system", how="outer", suffixes=("_old", "_new"))
+    rows = []
+    for r in m.sort_values("system").itertuples(index=False):
+        se = [
+            (hi - lo) / (2 * 1.645)
+            for lo, hi in (
+                (r.gap_low_pp_old, r.gap_high_pp_old),
+                (r.gap_low_pp_new, r.gap_high_pp_new),
+            )
+        ]
+        change = r.gap_pp_new - r.gap_pp_old
+        spread = math.sqrt(sum(s * s for s in se)) if all(map(math.isfinite, se)) else math.nan
+        moved = bool(math.isfinite(change) and math.isfinite(spread) and abs(change) > z * spread)
+        old_v = r.verdict_old if isinstance(r.verdict_old, str) else None
+        new_v = r.verdict_new if isinstance(r.verdict_new, str) else None
+        if old_v is None:
+            note = f"new system: {new_v}"
+        elif new_v is None:
+            note = "no longer in the data"
+        elif old_v != new_v:
+            note = f"verdict changed from {old_v} to {new_v}"
+        elif moved:
+            note = f"gap moved by {change:+.1f} pp, beyond its uncertainty"
+        else:
+            note = "no material change"
+        rows.append(
+            {
+                "system": r.system,
+                "old_verdict": old_v,
+                "new_verdict": new_v,
+                "verdict_changed": old_v != new_v,
+                "old_gap_pp": r.gap_pp_old,
+                "new_gap_pp": r.gap_pp_new,
+                "gap_change_pp": change,
+                "gap_moved": moved,
+                "note": note,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def last_signed_analysis(engine: Engine) -> int | None:
+    """The analysis behind the newest signed report, or None when nothing was signed."""
+    stmt = (
+        select(Report.analysis_id)
+        .join(SignOff, SignOff.report_id == Report.id)
+        .order_by(SignOff.seq.desc())
+        .limit(1)
+    )
+    with engine.connect() as conn:
+        found = conn.execute(stmt).scalar()
+    return None if found is None else int(found)
+
+
+def _reference_analysis(engine: Engine) -> int | None:
+    """The newest analysis that has a registered report, else the newest analysis.
+
+    Comparing against the last *reported* analysis means a run whose rendering failed is
+    redone by the next scheduled run instead of being forgotten.
+    """
+    stmt = select(Report.analysis_id).order_by(Report.analysis_id.desc()).limit(1)
+    with engine.connect() as conn:
+        found = conn.execute(stmt).scalar()
+    return int(found) if found is not None else latest_analysis_id(engine, "frequentist")
+
+
+def reanalyze(
+    engine: Engine,
+    out_dir: Path | str,
+    *,
+    settings: AnalysisSettings | None = None,
+    render: Renderer | None = None,
+    holder: str | None = None,
+) -> Reanalysis:
+    """Re-analyse when the data changed since the newest analysis; see the module docstring.
+
+    Raises
+    ------
+    cuegap.compliance.LockHeld
+        When another re-analysis holds the store's ``reanalyze`` lock.
+    """
+    with store_lock(engine, "reanalyze", holder=holder):
+        previous = _reference_analysis(engine)
+        _, now = fingerprints(load_store_data(engine))
+        before: dict[str, str] = {}
+        if previous is not None:
+            with engine.connect() as conn:
+                stored = conn.execute(
+                    select(Analysis.system_fingerprints).where(Analysis.id == previous)
+                ).scalar()
+            before = dict(stored or {})
+        result = Reanalysis(
+            changed_systems=sorted(s for s in now if s in before and before[s] != now[s]),
+            new_systems=sorted(set(now) - set(before)),
+            removed_systems=sorted(set(before) - set(now)),
+            previous_analysis_id=previous,
+        )
+        if not result.changed:
+            return result
+        analysis = analyze(engine, settings)
+        result.analysis_id = analysis.id
+        signed = last_signed_analysis(engine)
+        if signed is not None:
+            result.changes = compare_verdicts(
+                load_table(engine, "verdicts", signed), analysis.tables["verdicts"]
+            )
+        if render is not None:
+            result.reports = render(engine, analysis, Path(out_dir), result.changes)
+        return result

@@ -1,0 +1,153 @@
+"""Scheduled re-analysis: change detection, verdict comparison, exit codes and the lock."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cuegap.audit import AnalysisSettings, load_table
+from cuegap.compliance import LockHeld, register_report, sign_off, store_lock
+from cuegap.ingest import ingest_path
+from cuegap.reanalysis import (
+    EXIT_CHANGED,
+    EXIT_UNCHANGED,
+    compare_verdicts,
+    reanalyze,
+)
+from cuegap.schema import make_engine, upgrade
+from cuegap.simulate import simulate
+
+SETTINGS = AnalysisSettings(n_boot=50)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("reanalysis")
+    sim = simulate(root / "data", systems=2, seed=21)
+    path = root / "base.db"
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade(engine)
+    ingest_path(engine, sim.itembank_path)
+    ingest_path(engine, sim.responses_path)
+    engine.dispose()
+    return path
+
+
+@pytest.fixture
+def engine(base: Path, tmp_path: Path):
+    shutil.copyfile(base, tmp_path / "store.db")
+    eng = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    yield eng
+    eng.dispose()
+
+
+def _add_answer(engine, tmp_path: Path, system: str, n: int = 1) -> None:
+    lines = [
+        {
+            "system": system,
+            "item_id": "direct-1",
+            "probe": "what_if",
+            "individual": "A",
+            "repeat": 100 + i,
+            "response": "option1",
+        }
+        for i in range(n)
+    ]
+    f = tmp_path / f"extra-{system}-{n}.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    ingest_path(engine, f)
+
+
+def _render(calls: list):
+    def render(engine, analysis, out_dir: Path, changes):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / f"report-{analysis.id}.html"
+        path.write_text(f"<p>analysis {analysis.id}</p>")
+        register_report(engine, path, analysis_id=analysis.id)
+        calls.append((analysis.id, changes))
+        return [path]
+
+    return render
+
+
+def test_first_run_then_nothing_then_one_system(engine, tmp_path: Path) -> None:
+    calls: list = []
+    first = reanalyze(engine, tmp_path / "r", settings=SETTINGS, render=_render(calls))
+    assert first.exit_code == EXIT_CHANGED and len(first.new_systems) == 2
+    assert len(first.reports) == 1 and first.reports[0].exists()
+    again = reanalyze(engine, tmp_path / "r", settings=SETTINGS, render=_render(calls))
+    assert again.exit_code == EXIT_UNCHANGED and again.analysis_id is None
+    assert len(calls) == 1  # nothing rendered when nothing changed
+    system = first.new_systems[0]
+    _add_answer(engine, tmp_path, system)
+    third = reanalyze(engine, tmp_path / "r", settings=SETTINGS, render=_render(calls))
+    assert third.exit_code == EXIT_CHANGED
+    assert third.changed_systems == [system] and not third.new_systems
+    assert third.changes is None  # nothing was signed yet
+
+
+def test_changes_since_the_last_signed_report(engine, tmp_path: Path) -> None:
+    calls: list = []
+    first = reanalyze(engine, tmp_path / "r", settings=SETTINGS, render=_render(calls))
+    sign_off(engine, first.reports[0], reviewer="Ada", decision="approve")
+    system = first.new_systems[0]
+    _add_answer(engine, tmp_path, system, n=3)
+    second = reanalyze(engine, tmp_path / "r", settings=SETTINGS, render=_render(calls))
+    changes = second.changes.set_index("system")
+    assert set(changes.index) == set(first.new_systems)
+    old = load_table(engine, "verdicts", first.analysis_id).set_index("system")
+    assert changes.loc[system, "old_gap_pp"] == pytest.approx(old.loc[system, "gap_pp"])
+    assert calls[-1][1] is second.changes  # the renderer gets the comparison
+
+
+def test_compare_verdicts_by_hand() -> None:
+    """Two systems; SEs from 90% intervals: width / 3.29.
+
+    a: gap 2 -> 9, intervals +-3.29 (SE 2 each) -> spread sqrt(8) = 2.83, change 7 > 5.66:
+       moved; verdict inconclusive -> flagged.
+    b: gap 5 -> 6, same SEs: change 1 < 5.66, not moved, verdict unchanged.
+    c: only in the new table.
+    """
+    w = 3.29
+
+    def t(rows):
+        return pd.DataFrame(
+            [
+                {"system": s, "verdict": v, "gap_pp": g, "gap_low_pp": g - w, "gap_high_pp": g + w}
+                for s, v, g in rows
+            ]
+        )
+
+    old = t([("a", "inconclusive", 2.0), ("b", "flagged", 5.0)])
+    new = t([("a", "flagged", 9.0), ("b", "flagged", 6.0), ("c", "passed", 0.0)])
+    out = compare_verdicts(old, new).set_index("system")
+    assert bool(out.loc["a", "gap_moved"]) and bool(out.loc["a", "verdict_changed"])
+    assert out.loc["a", "note"] == "verdict changed from inconclusive to flagged"
+    assert not bool(out.loc["b", "gap_moved"]) and out.loc["b", "note"] == "no material change"
+    assert out.loc["c", "note"] == "new system: passed"
+    assert out.loc["a", "gap_change_pp"] == pytest.approx(7.0)
+
+
+def test_a_second_run_waits_for_nobody(engine, tmp_path: Path) -> None:
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store_lock(engine, "reanalyze", holder="scheduled-run-1"):
+            holding.set()
+            release.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    holding.wait(30)
+    try:
+        with pytest.raises(LockHeld, match="held by scheduled-run-1"):
+            reanalyze(engine, tmp_path / "r", settings=SETTINGS)
+    finally:
+        release.set()
+        t.join()
+    assert reanalyze(engine, tmp_path / "r", settings=SETTINGS).exit_code == EXIT_CHANGED

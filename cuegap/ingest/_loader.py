@@ -3,26 +3,32 @@
 Responses are written in batches, one transaction per batch: executemany on SQLite,
 COPY into a staging table on PostgreSQL. Every input record ends up counted exactly once
 as stored, duplicate or quarantined, so ``read == stored + duplicate + quarantined``.
+
+The per-record path is kept lean because it runs once per response (hundreds of
+thousands per audit): insert tuples are built directly, the columns that follow from the
+response text (parse result, content hash) are computed once per distinct text, probe and
+item, and on SQLite NULLs and booleans are bound as cheap integers (binding Python's None
+and bool is several times slower than binding an int in the sqlite3 module).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import Index, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest import itembank as itembank_mod
 from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, RunInfo
-from cuegap.ingest.parsing import check_assignment, parse_response
-from cuegap.ingest.registry import Reader, detect_reader, get_reader
+from cuegap.ingest.parsing import Parsed, check_assignment, parse_response
+from cuegap.ingest.registry import Reader, detect_reader, get_reader, with_mapping
 from cuegap.schema import (
     Annotation,
     Dilemma,
@@ -36,9 +42,49 @@ from cuegap.schema import (
     System,
 )
 
-BATCH_SIZE = 5000
+BATCH_SIZE = 50_000  # records per transaction: fewer commits rewrite fewer index pages
+PROGRESS_EVERY = 10_000  # records between progress calls
+# On SQLite, a load expected to bring at least this many responses, and at least as many
+# as are stored, drops the secondary indexes of `response` and builds them once at the end.
+DEFER_INDEXES_MIN = 100_000
 Progress = Callable[[int, int], None]
-_RESPONSE_COLS = [c.name for c in Response.__table__.columns if c.name != "id"]
+# Insert order of the response columns: per-record values first, then the columns derived
+# from (response text, probe, item), which come from one cached tuple.
+_ROW_COLS = (
+    "response_key",
+    "run_id",
+    "batch_id",
+    "system_id",
+    "item_id",
+    "condition",
+    "difficulty",
+    "probe",
+    "individual",
+    "consequences",
+    "prompt_variant",
+    "repeat",
+    "raw_text",
+    "prompt",
+    "sample_id",
+    "runner_result",
+    "source_line",
+)
+_DERIVED_COLS = (
+    "content_hash",
+    "parsed_answer",
+    "selected_individual",
+    "parse_status",
+    "abstained",
+    "assignment",
+    "recovered",
+    "puzzle_correct",
+)
+_RESPONSE_COLS = _ROW_COLS + _DERIVED_COLS
+_LINE = _RESPONSE_COLS.index("source_line")
+_CONTENT = _RESPONSE_COLS.index("content_hash")
+# Derived-column tuples are cached for texts up to this length, in a cache emptied at size.
+_DERIVED_TEXT = 2_048
+_DERIVED_SIZE = 16_384
 
 
 def utcnow() -> datetime:
@@ -87,6 +133,7 @@ def ingest_path(
     format: str | None = None,
     progress: Progress | None = None,
     batch_size: int = BATCH_SIZE,
+    mapping: Path | str | None = None,
 ) -> IngestSummary:
     """Ingest one file or directory into the store.
 
@@ -99,9 +146,11 @@ def ingest_path(
     format : str, optional
         Force a reader by name; by default the format is detected.
     progress : callable, optional
-        Called as ``progress(bytes_done, bytes_total)`` after each batch.
+        Called as ``progress(bytes_done, bytes_total)`` every few thousand records.
     batch_size : int
         Records per transaction.
+    mapping : Path or str, optional
+        A TOML mapping file for runner formats (see :mod:`cuegap.ingest.mapping`).
 
     Returns
     -------
@@ -116,6 +165,7 @@ def ingest_path(
     if format is not None and not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
     reader = get_reader(format) if format else detect_reader(path)
+    reader = with_mapping(reader, mapping)
     if reader.kind == "item_bank":
         return _ingest_bank(engine, path, reader)
     return _ResponseLoader(engine, path, reader, batch_size).run(progress)
@@ -240,6 +290,40 @@ class _ItemInfo:
     difficulty: str | None
     labels: frozenset[str]
     solution: dict[str, dict[str, str]] | None
+    all_labels: str = ""  # the sorted labels joined: what a fully correct puzzle recovers
+    main_key: str = ""  # what, besides the text, a main-probe answer's columns depend on
+
+    def __post_init__(self) -> None:
+        self.all_labels = "".join(sorted(self.labels))
+        self.main_key = self.condition
+        if self.solution is not None:
+            solution = orjson.dumps(self.solution, option=orjson.OPT_SORT_KEYS).decode()
+            self.main_key = f"{self.condition}\x1f{solution}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Codec:
+    """How NULLs and booleans are passed to the driver (see the module docstring).
+
+    On SQLite, nullable columns are written as ``NULLIF(?, 0)`` (text) or ``NULLIF(?, '')``
+    (boolean) and get 0 or '' for NULL; an integer never equals a text value in SQLite, so
+    no real value is mistaken for the marker.
+    """
+
+    null: Any  # NULL in a nullable text column
+    null_bool: Any  # NULL in a nullable boolean column
+    true: Any
+    false: Any
+
+
+_SQLITE_CODEC = _Codec(0, "", 1, 0)
+_PLAIN_CODEC = _Codec(None, None, True, False)
+_SECONDARY = [ix for ix in Response.__table__.indexes if not ix.unique]
+_NULLABLE_TEXT = frozenset(
+    c.name
+    for c in Response.__table__.columns
+    if c.nullable and c.name in _RESPONSE_COLS and c.name != "puzzle_correct"
+)
 
 
 class _ResponseLoader:
@@ -252,6 +336,8 @@ class _ResponseLoader:
         self.batch_size = batch_size
         self.banks: dict[str, tuple[int, dict[str, _ItemInfo]] | str] = {}
         self.systems: dict[str, int] = {}
+        self.derived: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        self.codec = _SQLITE_CODEC if engine.dialect.name == "sqlite" else _PLAIN_CODEC
         self.summary = IngestSummary(str(path), reader.name, "responses")
 
     # -- set-up ---------------------------------------------------------------------
@@ -261,29 +347,78 @@ class _ResponseLoader:
         self.sha = sha
         self.info: RunInfo = stream.run
         self._open_run(sha)
+        self._restore_indexes(_SECONDARY)  # any left dropped by an interrupted ingest
+        deferred: list[Index] = []
         try:
             buf: list[ResponseRecord | Rejected] = []
+            first = True
             for rec in stream.records:
                 buf.append(rec)
                 if len(buf) >= self.batch_size:
+                    if first:  # the first batch tells how many records the file holds
+                        first = False
+                        expected = len(buf) * stream.total // max(1, stream.position())
+                        deferred = self._defer_indexes(expected)
                     self._flush(buf)
                     buf = []
                     if progress:
                         progress(stream.position(), stream.total)
+                elif progress and len(buf) % PROGRESS_EVERY == 0:
+                    progress(stream.position(), stream.total)
             self._flush(buf)
             if progress:
                 progress(stream.total, stream.total)
         except BaseException as exc:
-            self._finish("failed", f"{type(exc).__name__}: {exc}")
+            try:
+                self._finish("failed", f"{type(exc).__name__}: {exc}")
+            finally:
+                self._restore_indexes(deferred)
             raise
+        self._restore_indexes(deferred)
         self._finish("completed", None)
         if self.summary.stored:
             with self.engine.begin() as conn:  # fresh planner statistics for aggregation
+                if conn.dialect.name == "sqlite":  # sample, rather than read every index
+                    conn.execute(text("PRAGMA analysis_limit=1000"))
                 conn.execute(text("ANALYZE"))
         s = self.summary
         if s.read and s.stored == 0 and s.duplicate:
             s.note = "file already ingested: nothing new stored"
         return s
+
+    def _defer_indexes(self, expected: int) -> list[Index]:
+        """On SQLite, drop the secondary indexes of ``response`` before a large load.
+
+        Building an index once after the load costs less than keeping it up to date row by
+        row. The unique index on ``response_key`` stays: idempotence rests on it. Indexes
+        left dropped by an interrupted ingest are rebuilt by the next one.
+
+        Parameters
+        ----------
+        expected : int
+            Records the file is expected to hold.
+
+        Returns
+        -------
+        list of Index
+            The indexes dropped, for :meth:`_restore_indexes`.
+        """
+        if self.engine.dialect.name != "sqlite":
+            return []
+        with self.engine.begin() as conn:
+            stored = conn.execute(text("SELECT max(rowid) FROM response")).scalar() or 0
+            if expected < max(stored, DEFER_INDEXES_MIN):
+                return []
+            for ix in _SECONDARY:
+                ix.drop(conn)
+        return list(_SECONDARY)
+
+    def _restore_indexes(self, indexes: list[Index]) -> None:
+        """Create those of ``indexes`` that are missing (SQLite only: none are dropped else)."""
+        if indexes and self.engine.dialect.name == "sqlite":
+            with self.engine.begin() as conn:
+                for ix in indexes:
+                    ix.create(conn, checkfirst=True)
 
     def _open_run(self, sha: str) -> None:
         info = self.info
@@ -450,34 +585,92 @@ class _ResponseLoader:
         s = self.summary
         s.read += len(buf)
         quarantine: list[dict[str, Any]] = []
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, tuple[Any, ...]] = {}
+        recs: dict[str, ResponseRecord] = {}
+        banks, systems, derived = self.banks, self.systems, self.derived
+        header_bank = self.info.item_bank
+        run_id, batch_id = self.run_id, self.batch_id
+        null, true, false = self.codec.null, self.codec.true, self.codec.false
+        blake2b, dumps = hashlib.blake2b, orjson.dumps
         with self.engine.begin() as conn:
             for rec in buf:
                 if isinstance(rec, Rejected):
                     self._quarantine(quarantine, rec.line, rec.raw, rec.reason, rec.field)
                     continue
-                row = self._row(conn, rec, quarantine)
-                if row is None:
+                bank_name = rec.item_bank or header_bank
+                bank = banks.get(bank_name or "")
+                if bank is None:
+                    bank = self._bank(conn, bank_name)
+                if isinstance(bank, str):
+                    self._quarantine(quarantine, rec.line, rec.raw, bank, "item_bank")
                     continue
-                prev = rows.get(row["response_key"])
+                bank_id, items = bank
+                item = items.get(rec.item_id)
+                probe, individual = rec.probe, rec.individual
+                if (
+                    item is None
+                    or (item.condition == "neutral" and probe != "main")
+                    or (individual is not None and individual not in item.labels)
+                ):
+                    self._reject(quarantine, rec, item, bank_name or bank_id)
+                    continue
+                response = rec.response
+                parsed = parse_response(response, probe=probe, condition=item.condition)
+                # Other probes' columns depend on the text and probe alone.
+                dkey = (response, probe, item.main_key if probe == "main" else "")
+                tail = derived.get(dkey)
+                if tail is None:
+                    tail = self._derive(dkey, item, parsed)
+                consequences = rec.consequences
+                natural = (
+                    f"{rec.system}\x1f{bank_id}\x1f{rec.item_id}\x1f{probe}\x1f"
+                    f"{individual or ''}\x1f{'1' if consequences else '0'}\x1f"
+                    f"{rec.prompt_variant}\x1f{rec.repeat}"
+                )
+                key = blake2b(natural.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+                system_id = systems.get(rec.system)
+                if system_id is None:
+                    system_id = self._system(conn, rec.system)
+                prompt, sample_id, runner = rec.prompt, rec.sample_id, rec.runner_result
+                row = (
+                    key,
+                    run_id,
+                    batch_id,
+                    system_id,
+                    item.id,
+                    item.condition,
+                    null if item.difficulty is None else item.difficulty,
+                    probe,
+                    null if individual is None else individual,
+                    true if consequences else false,
+                    rec.prompt_variant,
+                    rec.repeat,
+                    response,
+                    null if prompt is None else prompt,
+                    null if sample_id is None else sample_id,
+                    null if runner is None else dumps(runner).decode(),
+                    rec.line,
+                    *tail,
+                )
+                prev = rows.get(key)
                 if prev is None:
-                    rows[row["response_key"]] = row
-                elif prev["content_hash"] == row["content_hash"]:
+                    rows[key] = row
+                    recs[key] = rec
+                elif prev[_CONTENT] == tail[0]:
                     s.duplicate += 1
                 else:
                     self._quarantine(
                         quarantine,
                         rec.line,
                         rec.raw,
-                        f"conflicts with line {prev['source_line']} of the same file: same system, "
+                        f"conflicts with line {prev[_LINE]} of the same file: same system, "
                         "item, probe, individual, consequences, prompt_variant and repeat but a "
                         "different response (give one a different 'repeat')",
                         "response",
                     )
             # Insert first; only when some keys were already stored (a re-ingest, an overlap)
             # look them up to tell duplicates from conflicts. A fresh file pays no lookups.
-            raws = {key: row.pop("_raw") for key, row in rows.items()}
-            inserted = _write_responses(conn, list(rows.values()))
+            inserted = _write_responses(conn, rows.values())
             s.stored += inserted
             if inserted < len(rows):
                 existing = _existing(conn, list(rows), exclude_batch=self.batch_id)
@@ -485,13 +678,13 @@ class _ResponseLoader:
                     old = existing.get(key)
                     if old is None:
                         continue  # stored by this batch
-                    if old[0] == row["content_hash"]:
+                    if old[0] == row[_CONTENT]:
                         s.duplicate += 1
                         continue
                     self._quarantine(
                         quarantine,
-                        row["source_line"],
-                        raws[key],
+                        row[_LINE],
+                        recs[key].raw,
                         f"conflicts with the stored response from {old[2]} line {old[1]}: same "
                         "system, item, probe, individual, consequences, prompt_variant and repeat "
                         "but a different response (give one a different 'repeat')",
@@ -513,91 +706,57 @@ class _ResponseLoader:
                 )
             )
 
-    def _row(
-        self, conn: Connection, rec: ResponseRecord, quarantine: list[dict[str, Any]]
-    ) -> dict[str, Any] | None:
-        bank_name = rec.item_bank or self.info.item_bank
-        bank = self._bank(conn, bank_name)
-        if isinstance(bank, str):
-            self._quarantine(quarantine, rec.line, rec.raw, bank, "item_bank")
-            return None
-        bank_id, items = bank
-        item = items.get(rec.item_id)
+    def _reject(
+        self,
+        quarantine: list[dict[str, Any]],
+        rec: ResponseRecord,
+        item: _ItemInfo | None,
+        bank: str | int,
+    ) -> None:
+        """Quarantine a record whose item, probe or individual does not fit the bank."""
         if item is None:
-            self._quarantine(
-                quarantine,
-                rec.line,
-                rec.raw,
-                f"unknown item_id {rec.item_id!r} in item bank {bank_name or bank_id!r}",
-                "item_id",
-            )
-            return None
-        if item.condition == "neutral" and rec.probe != "main":
-            self._quarantine(
-                quarantine,
-                rec.line,
-                rec.raw,
+            reason = f"unknown item_id {rec.item_id!r} in item bank {bank!r}"
+            fld = "item_id"
+        elif item.condition == "neutral" and rec.probe != "main":
+            reason = (
                 f"probe {rec.probe!r} does not apply to the neutral item {rec.item_id!r} "
-                "(only 'main')",
-                "probe",
+                "(only 'main')"
             )
-            return None
-        if rec.individual is not None and rec.individual not in item.labels:
-            self._quarantine(
-                quarantine,
-                rec.line,
-                rec.raw,
+            fld = "probe"
+        else:
+            reason = (
                 f"individual {rec.individual!r} is not in item {rec.item_id!r} "
-                f"(has {', '.join(sorted(item.labels))})",
-                "individual",
+                f"(has {', '.join(sorted(item.labels))})"
             )
-            return None
-        parsed = parse_response(rec.response, probe=rec.probe, condition=item.condition)
+            fld = "individual"
+        self._quarantine(quarantine, rec.line, rec.raw, reason, fld)
+
+    def _derive(
+        self, dkey: tuple[str, str, str], item: _ItemInfo, parsed: Parsed
+    ) -> tuple[Any, ...]:
+        """The columns that follow from (response, probe, item), cached for short texts."""
+        response, probe, _ = dkey
+        null, codec = self.codec.null, self.codec
         recovered = None
-        if rec.probe == "main" and item.solution is not None:
+        if probe == "main" and item.solution is not None:
             recovered = check_assignment(parsed.assignment, item.solution)
-        natural = "\x1f".join(
-            (
-                rec.system,
-                str(bank_id),
-                rec.item_id,
-                rec.probe,
-                rec.individual or "",
-                "1" if rec.consequences else "0",
-                rec.prompt_variant,
-                str(rec.repeat),
-            )
-        )
-        return {
-            "response_key": _hash16(natural),
-            "content_hash": _hash16(rec.response),
-            "run_id": self.run_id,
-            "batch_id": self.batch_id,
-            "system_id": self._system(conn, rec.system),
-            "item_id": item.id,
-            "condition": item.condition,
-            "difficulty": item.difficulty,
-            "probe": rec.probe,
-            "individual": rec.individual,
-            "consequences": rec.consequences,
-            "prompt_variant": rec.prompt_variant,
-            "repeat": rec.repeat,
-            "raw_text": rec.response,
-            "prompt": rec.prompt,
-            "sample_id": rec.sample_id,
-            "parsed_answer": parsed.answer,
-            "selected_individual": parsed.individual,
-            "parse_status": parsed.status,
-            "abstained": parsed.abstained,
-            "assignment": parsed.assignment,
-            "recovered": recovered,
-            "puzzle_correct": None
+        tail = (
+            _hash16(response),
+            null if parsed.answer is None else parsed.answer,
+            null if parsed.individual is None else parsed.individual,
+            parsed.status,
+            codec.true if parsed.abstained else codec.false,
+            null if parsed.assignment is None else orjson.dumps(parsed.assignment).decode(),
+            null if recovered is None else recovered,
+            codec.null_bool
             if recovered is None
-            else recovered == "".join(sorted(item.labels)),
-            "runner_result": rec.runner_result,
-            "source_line": rec.line,
-            "_raw": rec.raw,
-        }
+            else (codec.true if recovered == item.all_labels else codec.false),
+        )
+        if len(response) <= _DERIVED_TEXT:
+            if len(self.derived) >= _DERIVED_SIZE:
+                self.derived.clear()
+            self.derived[dkey] = tail
+        return tail
 
 
 # ---------------------------------------------------------------------- SQL helpers
@@ -636,27 +795,21 @@ def _existing(
     return out
 
 
-def _write_responses(conn: Connection, rows: list[dict[str, Any]]) -> int:
+def _write_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> int:
     """Insert new responses, skipping keys stored meanwhile by a concurrent ingest.
 
-    Bypasses SQLAlchemy's per-row parameter processing: the DBAPI's executemany on SQLite,
-    COPY into a staging table on PostgreSQL.
+    ``rows`` are tuples in ``_RESPONSE_COLS`` order, encoded with the dialect's
+    :class:`_Codec`. Bypasses SQLAlchemy's per-row parameter processing: the DBAPI's
+    executemany on SQLite, COPY into a staging table on PostgreSQL.
     """
     if not rows:
         return 0
-    for row in rows:
-        if row["assignment"] is not None:
-            row["assignment"] = orjson.dumps(row["assignment"]).decode()
-        if row["runner_result"] is not None:
-            row["runner_result"] = orjson.dumps(row["runner_result"]).decode()
-    values = [tuple(row[c] for c in _RESPONSE_COLS) for row in rows]
     raw = conn.connection.driver_connection
     cols = ", ".join(_RESPONSE_COLS)
     if conn.dialect.name != "postgresql":
-        marks = ", ".join("?" * len(_RESPONSE_COLS))
         cur = raw.cursor()
         try:
-            cur.executemany(f"INSERT OR IGNORE INTO response ({cols}) VALUES ({marks})", values)
+            cur.executemany(_SQLITE_INSERT, rows)
             return cur.rowcount
         finally:
             cur.close()
@@ -666,8 +819,8 @@ def _write_responses(conn: Connection, rows: list[dict[str, Any]]) -> int:
             f"SELECT {cols} FROM response WITH NO DATA"
         )
         with cur.copy(f"COPY _response_stage ({cols}) FROM STDIN") as copy:
-            for value in values:
-                copy.write_row(value)
+            for row in rows:
+                copy.write_row(row)
         cur.execute(
             f"INSERT INTO response ({cols}) SELECT {cols} FROM _response_stage "
             "ON CONFLICT (response_key) DO NOTHING"
@@ -675,3 +828,15 @@ def _write_responses(conn: Connection, rows: list[dict[str, Any]]) -> int:
         inserted = cur.rowcount
         cur.execute("DELETE FROM _response_stage")
     return inserted
+
+
+def _sqlite_value(col: str) -> str:
+    if col == "puzzle_correct":
+        return "NULLIF(?, '')"
+    return "NULLIF(?, 0)" if col in _NULLABLE_TEXT else "?"
+
+
+_SQLITE_INSERT = (
+    f"INSERT OR IGNORE INTO response ({', '.join(_RESPONSE_COLS)}) "
+    f"VALUES ({', '.join(_sqlite_value(c) for c in _RESPONSE_COLS)})"
+)

@@ -10,7 +10,9 @@ Probes and their valid answers (Shafiei et al., "Moral Safety in LLMs"):
   attribute assignments and the answer to the dilemma.
 
 Anything outside the valid set is an abstention (``Parsed.abstained``). Clean one-token
-answers take a dict-lookup fast path; regexes only run on the rest.
+answers take a dict-lookup fast path; regexes only run on the rest. Audits repeat the same
+few answers many times, so :func:`parse_response` remembers its results for short texts
+(a bounded cache: memory stays flat however large the input).
 """
 
 from __future__ import annotations
@@ -399,6 +401,12 @@ _MAIN_PARSERS = dict.fromkeys(("direct", "named"), parse_direct_main) | dict.fro
 _PROBES = ("could_be", "main", "what_if")
 
 
+# Memo of parse_response for texts up to _MEMO_TEXT chars, emptied when it holds _MEMO_SIZE.
+_MEMO: dict[tuple[str, str, str], Parsed] = {}
+_MEMO_SIZE = 16_384
+_MEMO_TEXT = 2_048
+
+
 def parse_response(text: str, *, probe: str, condition: str) -> Parsed:
     """Parse ``text`` with the parser for this probe and condition.
 
@@ -411,18 +419,37 @@ def parse_response(text: str, *, probe: str, condition: str) -> Parsed:
     condition : str
         Matters for ``main`` only; unlisted conditions use :func:`parse_choice`.
 
+    Returns
+    -------
+    Parsed
+        Results are remembered per (text, probe, condition) for short texts; a remembered
+        result with an assignment is returned as a copy, so callers may change it.
+
     Raises
     ------
     ValueError
         If ``probe`` is unknown.
     """
-    if probe == "could_be":
-        return parse_yes_no(text)
-    if probe == "what_if":
-        return parse_choice(text)
-    if probe == "main":
-        return _MAIN_PARSERS.get(condition, parse_choice)(text)
-    raise ValueError(f"unknown probe {probe!r}; expected one of {', '.join(_PROBES)}")
+    key = (text, probe, condition)
+    hit = _MEMO.get(key)
+    if hit is None:
+        if probe == "could_be":
+            hit = parse_yes_no(text)
+        elif probe == "what_if":
+            hit = parse_choice(text)
+        elif probe == "main":
+            hit = _MAIN_PARSERS.get(condition, parse_choice)(text)
+        else:
+            raise ValueError(f"unknown probe {probe!r}; expected one of {', '.join(_PROBES)}")
+        if len(text) > _MEMO_TEXT:
+            return hit
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = hit
+    if hit.assignment is None:
+        return hit
+    assignment = {label: dict(attrs) for label, attrs in hit.assignment.items()}
+    return Parsed(hit.answer, hit.status, hit.individual, assignment)
 
 
 def _canon(key: str, value: object) -> str | None:

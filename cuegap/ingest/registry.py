@@ -2,17 +2,29 @@
 
 A reader module provides ``detect(path) -> bool`` and ``read(path)``. Response readers
 return a :class:`~cuegap.ingest._records.ResponseStream`; item-bank readers return a
-validated item-bank dict. Later runners (inspect-ai, lm-eval, ...) register here.
+validated item-bank dict. Runner readers (inspect-ai, lm-eval, ...) also take a mapping,
+``read(path, mapping=None)``: how the runner's sample metadata maps to cuegap's fields
+(:mod:`cuegap.ingest.mapping`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from cuegap.ingest import generic, itembank
+from cuegap.ingest import (
+    generic,
+    helm,
+    inspect_log,
+    itembank,
+    lm_eval,
+    openai_batch,
+    promptfoo,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +35,9 @@ class Reader:
     kind: Literal["responses", "item_bank"]
     description: str
     detect: Callable[[Path], bool]
-    read: Callable[[Path], Any]
+    read: Callable[..., Any]
+    mapping: bool = False
+    """True when ``read`` takes ``mapping=`` (a runner's metadata to cuegap's fields)."""
 
 
 def _moral_safety_detect(path: Path) -> bool:
@@ -59,6 +73,46 @@ READERS: dict[str, Reader] = {
             "cuegap responses JSONL (format: cuegap-responses)",
             generic.detect,
             generic.read,
+        ),
+        Reader(
+            inspect_log.NAME,
+            "responses",
+            "inspect-ai evaluation log (.eval zip, zstd or deflate; .json)",
+            inspect_log.detect,
+            inspect_log.read,
+            mapping=True,
+        ),
+        Reader(
+            lm_eval.NAME,
+            "responses",
+            "lm-evaluation-harness --log_samples JSONL, joined with its results JSON",
+            lm_eval.detect,
+            lm_eval.read,
+            mapping=True,
+        ),
+        Reader(
+            openai_batch.NAME,
+            "responses",
+            "OpenAI Batch output or error JSONL, joined with its input file on custom_id",
+            openai_batch.detect,
+            openai_batch.read,
+            mapping=True,
+        ),
+        Reader(
+            promptfoo.NAME,
+            "responses",
+            "promptfoo eval results JSON (-o results.json; format versions 2 and 3)",
+            promptfoo.detect,
+            promptfoo.read,
+            mapping=True,
+        ),
+        Reader(
+            helm.NAME,
+            "responses",
+            "HELM scenario_state.json (benchmark_output/runs/SUITE/RUN/)",
+            helm.detect,
+            helm.read,
+            mapping=True,
         ),
     )
 }
@@ -103,3 +157,28 @@ def detect_reader(path: Path) -> Reader:
         f"No reader recognises {str(path)!r}; known formats: {known_formats()}. "
         "Use --format NAME to force one."
     )
+
+
+def with_mapping(reader: Reader, mapping: Path | str | Any | None) -> Reader:
+    """``reader`` with its ``read`` bound to a mapping (a TOML path or a parsed Mapping).
+
+    Item-bank readers are returned unchanged, so one command can ingest a bank and runner
+    files with the same mapping.
+
+    Raises
+    ------
+    ValueError
+        When the reader's format takes no mapping (cuegap's own formats), or the mapping
+        file is invalid; FileNotFoundError when it does not exist.
+    """
+    if mapping is None or reader.kind == "item_bank":
+        return reader  # item banks are cuegap's own format: nothing to map
+    if not reader.mapping:
+        runners = ", ".join(r.name for r in READERS.values() if r.mapping)
+        raise ValueError(
+            f"a mapping applies to runner formats ({runners}), not to format {reader.name!r}"
+        )
+    from cuegap.ingest.mapping import as_mapping
+
+    bound = functools.partial(reader.read, mapping=as_mapping(mapping))
+    return dataclasses.replace(reader, read=bound)

@@ -1,0 +1,248 @@
+"""Helpers shared by the runner readers: streaming JSON, prompt text, record building.
+
+Depends on orjson and ijson; no database access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import ijson
+import orjson
+
+from cuegap.ingest._records import IngestError, Record, Rejected, ResponseRecord
+from cuegap.ingest.mapping import Mapping
+
+
+def compact(obj: Any, drop: Collection[str] = ()) -> str:
+    """One-line JSON of ``obj`` (minus top-level keys in ``drop``), as kept for quarantine."""
+    if drop and isinstance(obj, dict):
+        obj = {k: v for k, v in obj.items() if k not in drop}
+    return orjson.dumps(obj, default=str).decode()
+
+
+def prune(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` without None values and empty containers (for settings and runner results)."""
+    return {k: v for k, v in d.items() if v is not None and v != {} and v != []}
+
+
+def iso(value: Any) -> str | None:
+    """An ISO-8601 UTC string from an ISO string or a Unix timestamp, else None."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC).isoformat()
+    return str(value)
+
+
+def content_text(content: Any) -> str | None:
+    """The text of a chat message's content: a string, or the text parts of a list."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                text = part.get("text")
+                if text is None and part.get("type") in ("reasoning", "thinking"):
+                    continue
+                if isinstance(text, str):
+                    parts.append(text)
+        return "".join(parts)
+    return None
+
+
+def render_messages(messages: Iterable[Any]) -> str:
+    """Chat messages as text, one ``role: content`` block per message."""
+    blocks = []
+    for m in messages:
+        if isinstance(m, dict):
+            blocks.append(f"{m.get('role', '?')}: {content_text(m.get('content')) or ''}")
+        else:
+            blocks.append(str(m))
+    return "\n\n".join(blocks)
+
+
+def make_record(
+    line: int,
+    raw: str,
+    view: dict[str, Any],
+    mapping: Mapping,
+    *,
+    sample: str,
+    response: Any,
+    prompt: str | None,
+    sample_id: str | None,
+    runner_result: dict[str, Any] | None,
+) -> Record:
+    """Map one runner sample to a :class:`ResponseRecord`, or a :class:`Rejected` naming why."""
+    fields = mapping.apply(view, sample=sample)
+    if isinstance(fields, tuple):
+        return Rejected(line, raw, fields[1], fields[0])
+    if not isinstance(response, str):
+        return Rejected(line, raw, f"{sample}: no output text (got {response!r})", "response")
+    return ResponseRecord(
+        line=line,
+        raw=raw,
+        system=fields["system"],
+        item_id=fields["item_id"],
+        probe=fields["probe"],
+        response=response,
+        individual=fields["individual"],
+        consequences=fields["consequences"],
+        prompt_variant=fields["prompt_variant"],
+        repeat=fields["repeat"],
+        prompt=prompt,
+        sample_id=sample_id,
+        item_bank=fields["item_bank"],
+        runner_result=runner_result or None,
+    )
+
+
+# ------------------------------------------------------------------------ streaming JSON
+
+
+def scan_header(
+    path: Path, skip: Collection[str], *, stop_when: Collection[str] = ()
+) -> tuple[dict[str, Any], str | None]:
+    """A JSON document's top-level object without the (large) subtrees at ``skip``.
+
+    One event-level pass with ijson; no skipped subtree is built. With ``stop_when``, the
+    scan stops at the first skipped subtree once all those top-level keys have been read
+    (for formats that write their header first).
+
+    Returns
+    -------
+    (dict, str or None)
+        The object as far as it could be read, and the JSON error that ended the scan early
+        (a truncated file), if any.
+
+    Raises
+    ------
+    IngestError
+        When the file does not hold a JSON object at all.
+    """
+    builder = ijson.ObjectBuilder()
+    skipping: str | None = None
+    depth = 0
+    seen: set[str] = set()
+    started = False
+    error = None
+    with path.open("rb") as fh:
+        try:
+            for prefix, event, value in ijson.parse(fh, use_float=True):
+                if skipping is not None:
+                    if event in ("start_map", "start_array"):
+                        depth += 1
+                    elif event in ("end_map", "end_array"):
+                        depth -= 1
+                    if depth == 0:
+                        skipping = None
+                    continue
+                if event == "map_key":
+                    key = f"{prefix}.{value}" if prefix else value
+                    if not prefix:
+                        seen.add(value)
+                    if key in skip:
+                        if stop_when and seen.issuperset(stop_when):
+                            break
+                        skipping, depth = key, 0
+                        continue
+                elif not started and event != "start_map":
+                    raise IngestError(f"{path}: expected a JSON object, found {event}")
+                started = True
+                builder.event(event, value)
+        except ijson.JSONError as exc:
+            error = str(exc)
+    root = getattr(builder, "value", None)
+    if not isinstance(root, dict):
+        raise IngestError(f"{path}: not a JSON object ({error or 'empty file'})")
+    return root, error
+
+
+class JsonItems:
+    """Stream the items of the array at ``prefix`` of a JSON file, one object at a time.
+
+    Iterating yields each item, then stops; when the file ends inside the array (a
+    truncated file) it yields one :class:`Truncated` marker instead of raising.
+    """
+
+    def __init__(self, path: Path, prefix: str) -> None:
+        self.path = path
+        self.prefix = prefix
+        self.fh = path.open("rb")
+        self.total = path.stat().st_size
+
+    def position(self) -> int:
+        """Bytes consumed so far."""
+        return self.total if self.fh.closed else self.fh.tell()
+
+    def __iter__(self) -> Iterator[Any]:
+        with self.fh:
+            items = ijson.items(self.fh, self.prefix, use_float=True)
+            while True:
+                try:
+                    item = next(items)
+                except StopIteration:
+                    return
+                except ijson.JSONError as exc:
+                    yield Truncated(str(exc))
+                    return
+                yield item
+
+
+class Truncated:
+    """Marks where a streamed JSON file stopped being readable."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+    def rejected(self, line: int, what: str) -> Rejected:
+        """The quarantine record for the unreadable rest of the file."""
+        return Rejected(
+            line,
+            "",
+            f"file ends inside {what} {line}: truncated or invalid JSON ({self.error}); "
+            "the samples before it were read",
+        )
+
+
+def guarded(records: Iterator[Record], path: Path) -> Iterator[Record]:
+    """Re-raise unexpected reader failures as :class:`IngestError` naming the file."""
+    try:
+        yield from records
+    except (IngestError, KeyboardInterrupt):
+        raise
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise IngestError(f"{path}: cannot read: {type(exc).__name__}: {exc}") from exc
+
+
+def head(path: Path, n: int = 4096) -> bytes:
+    """The first ``n`` bytes of a file (empty when it cannot be read)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(n)
+    except OSError:
+        return b""
+
+
+def first_json_line(path: Path) -> Any:
+    """The first non-blank line of a file parsed as JSON, else None."""
+    try:
+        with path.open("rb") as fh:
+            for raw in fh:
+                if raw.strip():
+                    return orjson.loads(raw)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return None
+
+
+Position = Callable[[], int]

@@ -167,6 +167,15 @@ def ingest(
         str | None,
         typer.Option("--format", "-f", help=f"Force a reader: {', '.join(READERS)}."),
     ] = None,
+    mapping: Annotated[
+        Path | None,
+        typer.Option(
+            "--mapping",
+            "-m",
+            help="TOML file mapping a runner's sample metadata to cuegap fields (runner "
+            "formats only; see 'Ingesting runner outputs' in the README).",
+        ),
+    ] = None,
 ) -> None:
     """Ingest item banks and response files (format detected unless --format is given).
 
@@ -176,7 +185,7 @@ def ingest(
     engine = _engine(create=True)
     for path in paths:
         with _progress(f"ingest {path.name}") as progress:
-            summary = ingest_path(engine, path, format=format, progress=progress)
+            summary = ingest_path(engine, path, format=format, progress=progress, mapping=mapping)
         _print_summary(summary)
 
 
@@ -259,7 +268,7 @@ def demo(
     ] = 14,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 2026,
 ) -> None:
-    """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse."""
+    """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse, report."""
     from cuegap.simulate import simulate as run_simulation
 
     engine = make_engine(_State.db)
@@ -280,6 +289,12 @@ def demo(
     with _steps("analyze") as step:
         analysis = run_analysis(engine, _settings(None, 1000, seed), progress=step)
     _print_analysis(analysis)
+    console.rule("5. report")
+    from cuegap.reports import build_report, write_report
+
+    with _steps("report") as step:
+        paths = write_report(build_report(engine, analysis_id=analysis.id, progress=step), out_dir)
+    _print_report_paths(paths)
 
 
 @contextmanager
@@ -399,6 +414,88 @@ def tables(
     for r in df.itertuples():
         table.add_row(r.name, str(r.analysis_id), f"{r.rows:,}", r.description or "")
     console.print(table)
+
+
+def _print_report_paths(paths: dict[str, Path]) -> None:
+    for fmt, path in paths.items():
+        console.print(f"{fmt.upper()} report: {path}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+@friendly
+def report(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory to write the report files to.")
+    ],
+    policy: Annotated[
+        Path | None,
+        typer.Option(
+            "--policy",
+            help="Verdict policy TOML file (default: the analysis's own policy); a different "
+            "policy re-runs the analysis with it.",
+        ),
+    ] = None,
+    analysis: Annotated[
+        int | None,
+        typer.Option("--analysis", help="Frequentist analysis id (default: the newest)."),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="html, pdf or both.")] = "both",
+) -> None:
+    """Render an audit report (self-contained HTML and/or PDF) of one stored analysis."""
+    from cuegap.models import load_policy
+    from cuegap.reports import build_report, write_report
+
+    formats = {"html": ("html",), "pdf": ("pdf",), "both": ("html", "pdf")}
+    if format not in formats:
+        raise ValueError(f"--format should be html, pdf or both but got {format!r}")
+    engine = _engine(create=False)
+    chosen = load_policy(policy) if policy is not None else None
+    with _steps("report") as step:
+        data = build_report(engine, policy=chosen, analysis_id=analysis, progress=step)
+        paths = write_report(data, out, formats=formats[format])
+    _print_report_paths(paths)
+
+
+@app.command()
+@friendly
+def signoff(
+    report: Annotated[
+        str, typer.Argument(help="Registered report: its id, file path or SHA-256 (prefix).")
+    ],
+    reviewer: Annotated[str, typer.Option("--reviewer", help="Who signs.")],
+    decision: Annotated[
+        str, typer.Option("--decision", help="approve, reject or changes-requested.")
+    ],
+    comment: Annotated[str | None, typer.Option("--comment", help="Free text.")] = None,
+) -> None:
+    """Record a review decision on a report, hash-chained to the previous sign-off."""
+    from cuegap.compliance import sign_off
+
+    engine = _engine(create=False)
+    rec = sign_off(engine, report, reviewer=reviewer, decision=decision, comment=comment)
+    console.print(
+        f"Signed report {rec.report_id} ({rec.decision}) by {rec.reviewer} at {rec.signed_at}; "
+        f"sign-off {rec.seq}, record hash {rec.record_hash[:16]}"
+    )
+
+
+@app.command()
+@friendly
+def verify() -> None:
+    """Check every registered report file and the sign-off chain; exit 1 if anything changed."""
+    from cuegap.compliance import verify as run_verify
+
+    engine = _engine(create=False)
+    result = run_verify(engine)
+    for problem in result.problems:
+        err.print(f"[bold red]altered:[/] {problem}", highlight=False, soft_wrap=True)
+    state = "intact" if result.ok else f"{len(result.problems)} problem(s)"
+    console.print(
+        f"Checked {result.reports} report(s) and {result.signoffs} sign-off(s): {state}; "
+        f"chain head {result.head[:16]}"
+    )
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -41,3 +41,19 @@ def test_frequentist_benchmark_runs_and_prints_targets() -> None:
     )
     assert "bootstrap, 20 replicates" in out.stdout
     assert "analysis without bootstrap" in out.stdout and "target < 10 s" in out.stdout
+
+
+def test_report_benchmark_runs_and_prints_the_target() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_report.py"),
+            *("--systems", "2", "--n-boot", "10", "--repeats", "1"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert "render PDF (WeasyPrint)" in out.stdout
+    assert "cuegap report, both formats:" in out.stdout and "target < 20 s" in out.stdout

@@ -1,4 +1,46 @@
 """Report building: analysis results to report objects, figures and HTML/PDF.
 
-Depends on cuegap.models result types, jinja2, matplotlib and weasyprint; never on ingest.
+Depends on cuegap.audit and cuegap.models result types, cuegap.schema queries, jinja2,
+matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/templates``.
+
+    from cuegap.reports import build_report, write_report
+    from cuegap.schema import make_engine
+
+    engine = make_engine("sqlite:///cuegap.db")
+    paths = write_report(build_report(engine), "reports/")   # {"html": ..., "pdf": ...}
 """
+
+from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_report
+from cuegap.reports._context import report_context
+from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
+from cuegap.reports._render import (
+    FORMATS,
+    RenderedReport,
+    content_hash,
+    environment,
+    render_html,
+    render_pdf,
+    write_report,
+)
+from cuegap.reports._rounding import decimals_for, fmt_interval, fmt_num, fmt_pm
+
+__all__ = [
+    "FORMATS",
+    "REPORT_SCHEMA_VERSION",
+    "TEMPLATES_DIR",
+    "RefusedFetch",
+    "RenderedReport",
+    "ReportData",
+    "TemplateOnlyFetcher",
+    "build_report",
+    "content_hash",
+    "decimals_for",
+    "environment",
+    "fmt_interval",
+    "fmt_num",
+    "fmt_pm",
+    "render_html",
+    "render_pdf",
+    "report_context",
+    "write_report",
+]

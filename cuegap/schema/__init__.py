@@ -18,6 +18,7 @@ from cuegap.schema._aggregate import (
 )
 from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
 from cuegap.schema._migrate import current_revision, head_revision, upgrade
+from cuegap.schema._provenance import Provenance, provenance, raw_examples
 from cuegap.schema._queries import StoreStatus, store_status
 from cuegap.schema._tables import (
     Analysis,
@@ -54,12 +55,13 @@ __all__ = [
     "Item",
     "ItemBank",
     "ItemIndividual",
+    "Provenance",
     "Quarantine",
     "Report",
     "Response",
+    "Run",
     "SignOff",
     "StoreLock",
-    "Run",
     "StoreStatus",
     "System",
     "abstention_counts",
@@ -69,6 +71,8 @@ __all__ = [
     "describe_url",
     "head_revision",
     "make_engine",
+    "provenance",
+    "raw_examples",
     "recovery_counts",
     "resolve_url",
     "status_counts",

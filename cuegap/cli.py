@@ -290,11 +290,11 @@ def demo(
         analysis = run_analysis(engine, _settings(None, 1000, seed), progress=step)
     _print_analysis(analysis)
     console.rule("5. report")
-    from cuegap.reports import build_report, write_report
+    from cuegap.reanalysis import publish_report
 
     with _steps("report") as step:
-        paths = write_report(build_report(engine, analysis_id=analysis.id, progress=step), out_dir)
-    _print_report_paths(paths)
+        published = publish_report(engine, analysis.id, out_dir, progress=step)
+    _print_published(published)
 
 
 @contextmanager
@@ -416,11 +416,6 @@ def tables(
     console.print(table)
 
 
-def _print_report_paths(paths: dict[str, Path]) -> None:
-    for fmt, path in paths.items():
-        console.print(f"{fmt.upper()} report: {path}", highlight=False, soft_wrap=True)
-
-
 @app.command()
 @friendly
 def report(
@@ -440,20 +435,95 @@ def report(
         typer.Option("--analysis", help="Frequentist analysis id (default: the newest)."),
     ] = None,
     format: Annotated[str, typer.Option("--format", "-f", help="html, pdf or both.")] = "both",
+    signed: Annotated[
+        str | None,
+        typer.Option(
+            "--signed", help="Re-render this registered report (id, path or hash) signed."
+        ),
+    ] = None,
 ) -> None:
-    """Render an audit report (self-contained HTML and/or PDF) of one stored analysis."""
+    """Render an audit report (self-contained HTML and/or PDF) of one stored analysis.
+
+    Every file written is registered in the store with its SHA-256, ready for
+    `cuegap signoff`. With --signed REPORT, re-renders that registered report with its
+    sign-off records filled in.
+    """
     from cuegap.models import load_policy
-    from cuegap.reports import build_report, write_report
+    from cuegap.reanalysis import publish_report
 
     formats = {"html": ("html",), "pdf": ("pdf",), "both": ("html", "pdf")}
     if format not in formats:
         raise ValueError(f"--format should be html, pdf or both but got {format!r}")
     engine = _engine(create=False)
     chosen = load_policy(policy) if policy is not None else None
+    if analysis is None and signed is None:
+        from cuegap.audit import latest_analysis_id
+
+        analysis = latest_analysis_id(engine, "frequentist")
     with _steps("report") as step:
-        data = build_report(engine, policy=chosen, analysis_id=analysis, progress=step)
-        paths = write_report(data, out, formats=formats[format])
-    _print_report_paths(paths)
+        published = publish_report(
+            engine,
+            analysis,  # type: ignore[arg-type]  # None: build_report analyses first
+            out,
+            formats=formats[format],
+            policy=chosen,
+            signed=signed,
+            progress=step,
+        )
+    _print_published(published)
+
+
+def _print_published(published: dict[str, tuple[Path, int]]) -> None:
+    for fmt, (path, report_id) in published.items():
+        console.print(f"{fmt.upper()} report {report_id}: {path}", soft_wrap=True)
+
+
+@app.command()
+@friendly
+def reanalyze(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the new report version.")],
+    policy: Annotated[
+        Path | None, typer.Option("--policy", help="Verdict policy TOML file.")
+    ] = None,
+    boot: Annotated[
+        int, typer.Option("--boot", min=0, help="Bootstrap replicates for the ± values.")
+    ] = 1000,
+) -> None:
+    """Re-analyse and re-report if data changed since the last report (for cron / timers).
+
+    Exit codes: 0 nothing changed (nothing written); 1 data changed, a new analysis and
+    report version were written; 2 failure, or another re-analysis holds the store's lock.
+    """
+    from cuegap.compliance import LockHeld
+    from cuegap.reanalysis import EXIT_FAILED, default_renderer
+    from cuegap.reanalysis import reanalyze as run_reanalysis
+
+    engine = _engine(create=False)
+    try:
+        result = run_reanalysis(
+            engine, out, settings=_settings(policy, boot, 2026), render=default_renderer()
+        )
+    except LockHeld as exc:
+        raise _fail(f"another re-analysis is running: {exc}", EXIT_FAILED) from None
+    if not result.changed:
+        console.print("Nothing changed since the last analysis; nothing written.")
+        raise typer.Exit(result.exit_code)
+    parts = [
+        f"{label}: {', '.join(names)}"
+        for label, names in (
+            ("changed", result.changed_systems),
+            ("new", result.new_systems),
+            ("removed", result.removed_systems),
+        )
+        if names
+    ]
+    console.print(f"Data changed ({'; '.join(parts)}); analysis {result.analysis_id}.")
+    if result.changes is not None:
+        for r in result.changes.itertuples():
+            console.print(f"  {r.system}: {r.note}")
+    for path in result.reports:
+        console.print(f"  wrote {path}")
+    raise typer.Exit(result.exit_code)
 
 
 @app.command()

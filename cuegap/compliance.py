@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +37,7 @@ from sqlalchemy.exc import IntegrityError
 from cuegap.schema import Analysis, Report, SignOff, StoreLock
 
 DECISIONS = ("approve", "reject", "changes-requested")
+_QUOTED = re.compile(r'data-cuegap="record-hash">([0-9a-f]{64})<')
 GENESIS = "0" * 64
 
 
@@ -293,8 +295,9 @@ def verify(engine: Engine, *, quoted: dict[int, list[str]] | None = None) -> Ver
     Parameters
     ----------
     quoted : dict, optional
-        Report id -> sign-off record hashes that the report's rendered sign-off block quotes
-        (a renderer supplies it); each must still be in the chain.
+        Report id -> sign-off record hashes that the report's rendered sign-off block quotes;
+        each must still be in the chain. Registered HTML reports are scanned for them
+        (``data-cuegap="record-hash"``) unless given here.
 
     Returns
     -------
@@ -307,7 +310,16 @@ def verify(engine: Engine, *, quoted: dict[int, list[str]] | None = None) -> Ver
     """
     out = Verification()
     with engine.connect() as conn:
-        reports = conn.execute(select(Report.id, Report.path, Report.sha256)).fetchall()
+        reports = conn.execute(
+            select(Report.id, Report.path, Report.sha256, Report.format)
+        ).fetchall()
+    quoted = dict(quoted or {})
+    for r in reports:  # signed HTML reports quote the record hashes of their sign-offs
+        path = Path(r.path)
+        if r.format == "html" and path.is_file() and r.id not in quoted:
+            found = _QUOTED.findall(path.read_text(encoding="utf-8", errors="replace"))
+            if found:
+                quoted[r.id] = found
     registered = {r.id: r.sha256 for r in reports}
     for r in reports:
         out.reports += 1
@@ -347,7 +359,7 @@ def verify(engine: Engine, *, quoted: dict[int, list[str]] | None = None) -> Ver
             )
         prev, expected_seq = rec.record_hash, rec.seq + 1
     out.head = prev
-    for report_id, quoted_hashes in (quoted or {}).items():
+    for report_id, quoted_hashes in quoted.items():
         for h in quoted_hashes:
             if h not in hashes:
                 out.problems.append(

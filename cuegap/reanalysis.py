@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -29,7 +29,14 @@ from cuegap.audit import (
     load_store_data,
     load_table,
 )
-from cuegap.compliance import store_lock
+from cuegap.compliance import (
+    ComplianceError,
+    find_report,
+    register_report,
+    signoffs,
+    store_lock,
+)
+from cuegap.models import Policy
 from cuegap.schema import Analysis, Report, SignOff
 
 EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
@@ -59,6 +66,68 @@ class Reanalysis:
     def exit_code(self) -> int:
         """0 when nothing changed, 1 when a new analysis (and report) was written."""
         return EXIT_CHANGED if self.changed else EXIT_UNCHANGED
+
+
+def publish_report(
+    engine: Engine,
+    analysis_id: int,
+    out_dir: Path | str,
+    *,
+    formats: tuple[str, ...] = ("html", "pdf"),
+    policy: Policy | None = None,
+    signed: int | str | Path | None = None,
+    changes: pd.DataFrame | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, tuple[Path, int]]:
+    """Render an analysis's report, write it and register every file.
+
+    Parameters
+    ----------
+    signed : report id, path or hash, optional
+        Re-render this registered report with its sign-off records filled in; the new
+        files are registered as superseding it.
+    changes : DataFrame, optional
+        The "what changed since the last signed report" table.
+
+    Returns
+    -------
+    dict
+        Format -> (path, registered report id).
+    """
+    from cuegap.reports import build_report, write_report
+
+    records, supersedes, stem = None, None, None
+    if signed is not None:
+        rep = find_report(engine, signed)
+        analysis_id, supersedes = rep.analysis_id, rep.id
+        records = [asdict(r) for r in signoffs(engine, rep.id)]
+        if not records:
+            raise ComplianceError(f"report {rep.id} has no sign-offs to fill in")
+        stem = f"{Path(rep.path).stem}-signed"
+    data = build_report(
+        engine, policy=policy, analysis_id=analysis_id, signoffs=records, progress=progress
+    )
+    data.changes = changes
+    paths = write_report(data, out_dir, formats=formats, stem=stem)
+    return {
+        fmt: (
+            path,
+            register_report(engine, path, analysis_id=data.analysis_id, supersedes_id=supersedes),
+        )
+        for fmt, path in paths.items()
+    }
+
+
+def default_renderer(formats: tuple[str, ...] = ("html", "pdf")) -> Renderer:
+    """The renderer ``cuegap reanalyze`` uses: both formats, registered."""
+
+    def render(
+        engine: Engine, analysis: AnalysisResult, out_dir: Path, changes: pd.DataFrame | None
+    ) -> list[Path]:
+        published = publish_report(engine, analysis.id, out_dir, formats=formats, changes=changes)
+        return [path for path, _ in published.values()]
+
+    return render
 
 
 def compare_verdicts(old: pd.DataFrame, new: pd.DataFrame, *, z: float = 2.0) -> pd.DataFrame:

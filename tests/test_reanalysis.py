@@ -151,3 +151,38 @@ def test_a_second_run_waits_for_nobody(engine, tmp_path: Path) -> None:
         release.set()
         t.join()
     assert reanalyze(engine, tmp_path / "r", settings=SETTINGS).exit_code == EXIT_CHANGED
+
+
+def test_cli_report_signoff_signed_rerender_reanalyze_verify(engine, tmp_path: Path) -> None:
+    """The whole compliance loop through the CLI, with real rendering (HTML)."""
+    from sqlalchemy import text
+    from typer.testing import CliRunner
+
+    from cuegap.cli import app
+
+    db = ["--db", str(engine.url)]
+    run = CliRunner().invoke
+    assert run(app, [*db, "analyze", "--boot", "50"]).exit_code == 0
+    res = run(app, [*db, "report", "--out", str(tmp_path / "r"), "--format", "html"])
+    assert res.exit_code == 0 and "HTML report 1:" in res.output, res.output
+    res = run(app, [*db, "signoff", "1", "--reviewer", "Ada", "--decision", "approve"])
+    assert res.exit_code == 0, res.output
+    res = run(app, [*db, "report", "--out", str(tmp_path / "r"), "-f", "html", "--signed", "1"])
+    assert res.exit_code == 0 and "HTML report 2:" in res.output, res.output
+    signed = next((tmp_path / "r").glob("*-signed.html")).read_text()
+    assert 'data-cuegap="record-hash"' in signed and ">Ada<" in signed
+    assert run(app, [*db, "verify"]).exit_code == 0
+    res = run(app, [*db, "reanalyze", "--out", str(tmp_path / "r2"), "--boot", "50"])
+    assert res.exit_code == 0 and "Nothing changed" in res.output
+    _add_answer(engine, tmp_path, "sim-system-01", n=2)
+    res = run(app, [*db, "reanalyze", "--out", str(tmp_path / "r2"), "--boot", "50"])
+    assert res.exit_code == 1 and "changed: sim-system-01" in res.output, res.output
+    new = next((tmp_path / "r2").glob("*.html")).read_text()
+    assert "What changed since the last signed report" in new
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM signoff"))
+    res = run(app, [*db, "verify"])
+    assert res.exit_code == 1 and "no longer in the chain" in res.output
+    with store_lock(engine, "reanalyze", holder="cron-a"):
+        res = run(app, [*db, "reanalyze", "--out", str(tmp_path / "r3")])
+    assert res.exit_code == 2 and "another re-analysis is running" in res.output

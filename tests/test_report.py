@@ -444,7 +444,7 @@ def test_cli_report_in_another_process_has_the_same_content_hash(
     )
     assert out.returncode == 0, out.stderr
     html_path = tmp_path / "r" / f"cuegap-report-{analysis}.html"
-    assert f"HTML report: {html_path}" in out.stdout
+    assert f"HTML report 1: {html_path}" in out.stdout  # registered as report 1
     assert not (tmp_path / "r" / f"cuegap-report-{analysis}.pdf").exists()
     assert content_hash(html_path.read_text("utf-8")) == content_hash(rendered["html"])
 
@@ -460,7 +460,7 @@ def test_cli_report_writes_both_formats_and_rejects_bad_input(store: Path, tmp_p
         app, ["--db", url, "report", "--out", str(tmp_path / "o"), "--policy", str(policy)]
     )
     assert ok.exit_code == 0, ok.output
-    assert "HTML report:" in ok.output and "PDF report:" in ok.output
+    assert "HTML report 1:" in ok.output and "PDF report 2:" in ok.output
     assert len(list((tmp_path / "o").glob("*.pdf"))) == 1
     bad = runner.invoke(app, ["--db", url, "report", "--out", str(tmp_path), "--format", "doc"])
     assert bad.exit_code == 2 and "--format should be html, pdf or both" in bad.output

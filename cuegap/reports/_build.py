@@ -55,6 +55,9 @@ class ReportData:
     signoffs : list of dict
         Sign-off records to print (``reviewer``, ``decision``, ``signed_at``,
         ``report_sha256``, ``record_hash``, ``comment``); empty gives blank lines.
+    changes : DataFrame or None
+        What changed since the last signed report (:func:`cuegap.reanalysis.compare_verdicts`),
+        for a scheduled re-analysis; None omits the section.
     """
 
     analysis_id: int
@@ -70,6 +73,7 @@ class ReportData:
     store: StoreStatus
     examples: pd.DataFrame
     signoffs: list[dict[str, Any]] = field(default_factory=list)
+    changes: pd.DataFrame | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
     @property

@@ -519,6 +519,20 @@ def report_context(data: ReportData) -> dict[str, Any]:
         "diagnostics": _diagnostics(data),
         "has_bayes": data.bayes is not None,
         "bayes_note": data.bayes_note,
+        "changes": [
+            {
+                "system": _text(r["system"]),
+                "old_verdict": _text(r["old_verdict"]),
+                "new_verdict": _text(r["new_verdict"]),
+                "old_gap": "" if pd.isna(r["old_gap_pp"]) else f"{r['old_gap_pp']:+.1f}",
+                "new_gap": "" if pd.isna(r["new_gap_pp"]) else f"{r['new_gap_pp']:+.1f}",
+                "note": _text(r["note"]),
+                "material": bool(r["verdict_changed"] or r["gap_moved"]),
+            }
+            for _, r in data.changes.iterrows()
+        ]
+        if data.changes is not None
+        else None,
         "signoffs": [
             {k: _text(s.get(k)) for k in ("reviewer", "decision", "signed_at", "comment")}
             | {

@@ -21,7 +21,6 @@ from cuegap.schema import (
     describe_url,
     head_revision,
     make_engine,
-    store_status,
     upgrade,
 )
 
@@ -228,6 +227,8 @@ def _pct(x: float) -> str:
 
 
 def _print_status(engine) -> None:
+    from cuegap.schema import store_status  # pandas: loaded only when needed
+
     st = store_status(engine)
     console.print(
         f"Store {describe_url(engine)}: {len(st.systems)} systems, {st.responses:,} responses "

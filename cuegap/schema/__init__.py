@@ -1,25 +1,14 @@
 """The relational store: SQLModel tables, engines, migrations and aggregation queries.
 
 Depends on sqlmodel, sqlalchemy, alembic and pandas; never imports cuegap.models or
-cuegap.reports.
+cuegap.reports. The query modules (which need pandas) load on first use, so that
+``cuegap ingest`` and the other commands that do not need them start faster.
 """
 
-from cuegap.schema._aggregate import (
-    ABSTENTION_COLUMNS,
-    COUNT_COLUMNS,
-    RECOVERY_COLUMNS,
-    STATUS_COLUMNS,
-    abstention_counts,
-    annotation_table,
-    decision_counts,
-    recovery_counts,
-    status_counts,
-    system_table,
-)
+from typing import TYPE_CHECKING, Any
+
 from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
 from cuegap.schema._migrate import current_revision, head_revision, upgrade
-from cuegap.schema._provenance import Provenance, provenance, raw_examples
-from cuegap.schema._queries import StoreStatus, store_status
 from cuegap.schema._tables import (
     Analysis,
     AnalysisArtifact,
@@ -80,3 +69,50 @@ __all__ = [
     "system_table",
     "upgrade",
 ]
+
+_LAZY = {
+    "cuegap.schema._aggregate": (
+        "ABSTENTION_COLUMNS",
+        "COUNT_COLUMNS",
+        "RECOVERY_COLUMNS",
+        "STATUS_COLUMNS",
+        "abstention_counts",
+        "annotation_table",
+        "decision_counts",
+        "recovery_counts",
+        "status_counts",
+        "system_table",
+    ),
+    "cuegap.schema._provenance": ("Provenance", "provenance", "raw_examples"),
+    "cuegap.schema._queries": ("StoreStatus", "store_status"),
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the pandas-based query modules on first access (PEP 562)."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cuegap.schema' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from cuegap.schema._aggregate import (
+        ABSTENTION_COLUMNS,
+        COUNT_COLUMNS,
+        RECOVERY_COLUMNS,
+        STATUS_COLUMNS,
+        abstention_counts,
+        annotation_table,
+        decision_counts,
+        recovery_counts,
+        status_counts,
+        system_table,
+    )
+    from cuegap.schema._provenance import Provenance, provenance, raw_examples
+    from cuegap.schema._queries import StoreStatus, store_status

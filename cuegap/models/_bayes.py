@@ -1,0 +1,486 @@
+"""Fitting the hierarchical Bayesian model, the convergence gate, NetCDF serialisation.
+
+:func:`fit_bayes` aggregates the count table, samples the model of
+:data:`cuegap.models.METHODS` with nutpie (PyMC's NUTS as the fallback), checks r-hat, bulk
+ESS and divergences, retries once, and returns a :class:`BayesFit`. Posterior summaries
+are in :mod:`cuegap.models._bayes_tables`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from cuegap.models._bayes_model import (
+    GATE,
+    MODEL_VERSION,
+    PARAMS,
+    PRIORS,
+    BayesData,
+    build_model,
+    prepare_counts,
+    quiet,
+)
+from cuegap.models._bayes_post import macro_gap_draws
+
+if TYPE_CHECKING:
+    import arviz as az
+
+logger = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------------------
+# fit
+
+
+@dataclass
+class BayesFit:
+    """A hierarchical Bayesian fit and whether it may be used for verdicts.
+
+    Attributes
+    ----------
+    idata : arviz.InferenceData
+        Posterior draws of the parameters, sample stats, and the counts fitted
+        (``constant_data``: ``trials``, ``events``); ``idata.attrs`` hold the settings,
+        the convergence verdict and the diagnostics as JSON.
+    converged : bool
+        Whether the fit passed the gate (r-hat, bulk ESS, divergences; see :data:`GATE`).
+    message : str
+        "ok", or why the fit did not converge.
+    diagnostics : DataFrame
+        One row per attempt: attempt, sampler, draws, tune, chains, target_accept,
+        r_hat_max, ess_bulk_min, ess_tail_min, divergences, compile_seconds, seconds,
+        passed, reason.
+    settings : dict
+        Everything that determines the fit (with :data:`MODEL_VERSION`); equal settings
+        and equal counts give the same draws.
+    """
+
+    idata: az.InferenceData
+    converged: bool
+    message: str
+    diagnostics: pd.DataFrame
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def data(self) -> BayesData:
+        """The counts that were fitted, in array layout."""
+        return _data_from_idata(self.idata)
+
+    @classmethod
+    def from_idata(cls, idata: az.InferenceData) -> BayesFit:
+        """Rebuild a fit from an InferenceData written by :func:`fit_bayes` (e.g. after
+        :func:`idata_from_bytes`)."""
+        attrs = idata.attrs if hasattr(idata, "attrs") else {}
+        if "cuegap_settings" not in attrs:
+            raise ValueError("idata was not written by cuegap.models.fit_bayes (no settings)")
+        return cls(
+            idata=idata,
+            converged=bool(json.loads(attrs["cuegap_converged"])),
+            message=str(attrs["cuegap_message"]),
+            diagnostics=pd.DataFrame(json.loads(attrs["cuegap_diagnostics"])),
+            settings=json.loads(attrs["cuegap_settings"]),
+        )
+
+
+def _data_from_idata(idata: az.InferenceData) -> BayesData:
+    cd = idata.constant_data
+    settings = json.loads(idata.attrs["cuegap_settings"])
+    conds = [tuple(c) for c in settings["conditions"]]
+    return BayesData(
+        events=np.asarray(cd["events"]).astype(np.int64),
+        trials=np.asarray(cd["trials"]).astype(np.int64),
+        conditions=conds,  # type: ignore[arg-type]
+        systems=[str(s) for s in cd["system"].values],
+        genders=[str(s) for s in cd["gender"].values],
+        races=[str(s) for s in cd["race"].values],
+    )
+
+
+_COMPILED: OrderedDict[tuple, Any] = OrderedDict()
+_COMPILED_MAX = 4
+
+
+def _compiled_nutpie(data: BayesData, interaction: bool) -> tuple[Any, float]:
+    """A nutpie-compiled model for arrays of this shape (cached), with ``data`` set."""
+    import nutpie
+
+    key = (MODEL_VERSION, data.trials.shape, interaction)
+    start = time.perf_counter()
+    if key in _COMPILED:
+        _COMPILED.move_to_end(key)
+        compiled = _COMPILED[key]
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled = nutpie.compile_pymc_model(build_model(data, interaction=interaction))
+        _COMPILED[key] = compiled
+        while len(_COMPILED) > _COMPILED_MAX:
+            _COMPILED.popitem(last=False)
+    seconds = time.perf_counter() - start
+    return compiled.with_data(trials=data.trials, events=data.events), seconds
+
+
+def clear_compiled_cache() -> None:
+    """Forget compiled models (the next fit compiles again)."""
+    _COMPILED.clear()
+
+
+def _sample_nutpie(
+    data: BayesData,
+    interaction: bool,
+    *,
+    draws: int,
+    tune: int,
+    chains: int,
+    seed: int,
+    target_accept: float,
+    progress: bool,
+) -> tuple[az.InferenceData, float]:
+    import nutpie
+
+    compiled, compile_s = _compiled_nutpie(data, interaction)
+    with quiet(progress):
+        idata = nutpie.sample(
+            compiled,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=min(chains, os.cpu_count() or 1),
+            seed=seed,
+            progress_bar=progress,
+            save_warmup=False,
+            target_accept=target_accept,
+        )
+    return idata, compile_s
+
+
+def _sample_pymc(
+    data: BayesData,
+    interaction: bool,
+    *,
+    draws: int,
+    tune: int,
+    chains: int,
+    seed: int,
+    target_accept: float,
+    progress: bool,
+) -> tuple[az.InferenceData, float]:
+    import pymc as pm
+
+    model = build_model(data, interaction=interaction)
+    with quiet(progress), model:
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=min(chains, os.cpu_count() or 1),
+            random_seed=seed,
+            progressbar=progress,
+            target_accept=target_accept,
+            compute_convergence_checks=False,
+            nuts_sampler="pymc",
+        )
+    return idata, 0.0
+
+
+def _tidy_idata(raw: az.InferenceData, data: BayesData, settings: dict) -> az.InferenceData:
+    """Posterior of the free parameters and divergences, with the coordinates of ``data``."""
+    import arviz as az
+    import xarray as xr
+
+    coords = data.coords()
+    post = raw.posterior
+    keep = [v for v in post.data_vars if v in PARAMS]
+    post = post[keep]
+    post = post.assign_coords({k: v for k, v in coords.items() if k in post.dims})
+    post = post.assign_coords(
+        chain=np.arange(post.sizes["chain"]), draw=np.arange(post.sizes["draw"])
+    )
+    stats = raw.sample_stats
+    div = np.asarray(stats["diverging"]).astype(bool)
+    stats_out = xr.Dataset(
+        {"diverging": (("chain", "draw"), div)},
+        coords={"chain": post["chain"].values, "draw": post["draw"].values},
+    )
+    for name in ("step_size", "n_steps", "tree_depth", "lp", "energy"):
+        if name in stats.data_vars and stats[name].dims == ("chain", "draw"):
+            stats_out[name] = (("chain", "draw"), np.asarray(stats[name]))
+    dims5 = ("event", "condition", "system", "gender", "race")
+    const = xr.Dataset(
+        {"trials": (dims5, data.trials), "events": (dims5, data.events)}, coords=coords
+    )
+    idata = az.InferenceData(posterior=post, sample_stats=stats_out, constant_data=const)
+    idata.attrs["cuegap_settings"] = json.dumps(settings, sort_keys=True)
+    return idata
+
+
+def _gate(idata: az.InferenceData, data: BayesData, min_ess: float, max_rhat: float) -> dict:
+    """r-hat, bulk and tail ESS over all parameters and the macro gaps; divergences."""
+    import arviz as az
+    import xarray as xr
+
+    post = idata.posterior
+    gaps = macro_gap_draws(post, data)  # (chain, draw, system)
+    ds = post.assign(macro_gap=xr.DataArray(gaps, dims=("chain", "draw", "system")))
+    rhat = az.rhat(ds)
+    ess_b = az.ess(ds, method="bulk")
+    ess_t = az.ess(ds, method="tail")
+
+    def extreme(d: xr.Dataset, fn) -> float:
+        vals = np.concatenate([np.ravel(d[v].values) for v in d.data_vars])
+        vals = vals[np.isfinite(vals)]
+        return float(fn(vals)) if len(vals) else float("nan")
+
+    r = extreme(rhat, np.max)
+    eb = extreme(ess_b, np.min)
+    et = extreme(ess_t, np.min)
+    div = int(np.asarray(idata.sample_stats["diverging"]).sum())
+    reasons = []
+    if not np.isfinite(r) or r > max_rhat:
+        reasons.append(f"max r-hat {r:.3f} > {max_rhat}")
+    if not np.isfinite(eb) or eb < min_ess:
+        reasons.append(f"min bulk ESS {eb:.0f} < {min_ess:g}")
+    if div > GATE["divergences_max"]:
+        reasons.append(f"{div} divergent transitions")
+    return {
+        "r_hat_max": r,
+        "ess_bulk_min": eb,
+        "ess_tail_min": et,
+        "divergences": div,
+        "passed": not reasons,
+        "reason": "; ".join(reasons) or "ok",
+    }
+
+
+def fit_bayes(
+    counts: pd.DataFrame,
+    *,
+    explicit: tuple[str, str | None] = ("direct", None),
+    implicit: tuple[str, str | None] = ("puzzled", "hard"),
+    extra_conditions: Sequence[tuple[str, str | None]] = (),
+    consequences: bool | None = True,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    seed: int = 2026,
+    sampler: Literal["nutpie", "pymc"] = "nutpie",
+    progress: bool = False,
+    exclude_systems: Sequence[str] = (),
+    interaction: bool = False,
+    recovered_only: bool = False,
+    target_accept: float = 0.8,
+    retry: bool = True,
+    min_ess: float = GATE["ess_bulk_min"],
+    max_rhat: float = GATE["r_hat_max"],
+) -> BayesFit:
+    """Fit the hierarchical binomial-logit model to a count table, with a convergence gate.
+
+    Parameters
+    ----------
+    counts : DataFrame
+        The count table of :func:`cuegap.schema.decision_counts` (any extra columns are
+        summed over).
+    explicit, implicit : (condition, difficulty)
+        The conditions whose nets the Cue Visibility Gap compares.
+    extra_conditions : sequence of (condition, difficulty)
+        Further conditions to model alongside (e.g. ``("puzzled", "easy")``); their rates
+        and gaps against ``explicit`` appear in :func:`bayes_tables`.
+    consequences : bool or None
+        The consequences setting analysed (None pools both).
+    draws, tune, chains : int
+        NUTS draws and tuning steps per chain, number of chains.
+    seed : int
+        Sampler seed; equal settings and counts give equal draws.
+    sampler : {"nutpie", "pymc"}
+        nutpie (default; falls back to PyMC's NUTS when nutpie fails) or PyMC's NUTS.
+    progress : bool
+        Show the sampler's progress bar.
+    exclude_systems : sequence of str
+        Systems left out of the fit.
+    interaction : bool
+        Add a gender x race interaction per system.
+    recovered_only : bool
+        Keep only pairs whose puzzle was recovered correctly.
+    target_accept : float
+        NUTS target acceptance rate of the first attempt (the retry uses
+        ``max(0.95, target_accept)``).
+    retry : bool
+        Refit once with twice the tuning when the gate fails.
+    min_ess, max_rhat : float
+        The gate's thresholds (defaults from :data:`GATE`; lower them only in tests).
+
+    Returns
+    -------
+    BayesFit
+        ``converged`` False (with the reason in ``message``) when the gate failed twice.
+
+    Notes
+    -----
+    The model and priors are stated in :data:`METHODS`.
+    """
+    if sampler not in ("nutpie", "pymc"):
+        raise ValueError(f"sampler must be 'nutpie' or 'pymc', but got {sampler!r}")
+    for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+        if not isinstance(value, int | np.integer) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, but got {value!r}")
+    if not 0 < target_accept < 1:
+        raise ValueError(f"target_accept must be in (0, 1), but got {target_accept}")
+    data = prepare_counts(
+        counts,
+        explicit=explicit,
+        implicit=implicit,
+        extra_conditions=extra_conditions,
+        consequences=consequences,
+        exclude_systems=exclude_systems,
+        recovered_only=recovered_only,
+    )
+    settings = {
+        "model_version": MODEL_VERSION,
+        "conditions": [list(c) for c in data.conditions],
+        "explicit": list(data.conditions[0]),
+        "implicit": list(data.conditions[1]),
+        "consequences": consequences,
+        "exclude_systems": sorted(exclude_systems),
+        "interaction": bool(interaction),
+        "recovered_only": bool(recovered_only),
+        "draws": int(draws),
+        "tune": int(tune),
+        "chains": int(chains),
+        "seed": int(seed),
+        "sampler": sampler,
+        "target_accept": float(target_accept),
+        "retry": bool(retry),
+        "gate": {
+            "r_hat_max": float(max_rhat),
+            "ess_bulk_min": float(min_ess),
+            "divergences_max": 0,
+        },
+        "priors": dict(PRIORS),
+    }
+    plan = [(tune, target_accept, seed)]
+    if retry:
+        plan.append((max(2 * tune, tune + 500), max(0.95, target_accept), seed + 1))
+    rows, idata, gate = [], None, None
+    for attempt, (tune_i, ta_i, seed_i) in enumerate(plan, start=1):
+        used = sampler
+        start = time.perf_counter()
+        kw = dict(
+            draws=draws,
+            tune=tune_i,
+            chains=chains,
+            seed=seed_i,
+            target_accept=ta_i,
+            progress=progress,
+        )
+        note = ""
+        if sampler == "nutpie":
+            try:
+                raw, compile_s = _sample_nutpie(data, interaction, **kw)
+            except Exception as exc:  # any nutpie failure falls back to PyMC
+                logger.warning("nutpie failed (%s); falling back to PyMC's NUTS", exc)
+                note = f"nutpie failed ({type(exc).__name__}: {exc}); used PyMC's NUTS"
+                used = "pymc"
+                raw, compile_s = _sample_pymc(data, interaction, **kw)
+        else:
+            raw, compile_s = _sample_pymc(data, interaction, **kw)
+        seconds = time.perf_counter() - start
+        idata = _tidy_idata(raw, data, settings)
+        gate = _gate(idata, data, min_ess, max_rhat)
+        rows.append(
+            {
+                "attempt": attempt,
+                "sampler": used,
+                "draws": draws,
+                "tune": tune_i,
+                "chains": chains,
+                "seed": seed_i,
+                "target_accept": ta_i,
+                "r_hat_max": gate["r_hat_max"],
+                "ess_bulk_min": gate["ess_bulk_min"],
+                "ess_tail_min": gate["ess_tail_min"],
+                "divergences": gate["divergences"],
+                "compile_seconds": compile_s,
+                "seconds": seconds,
+                "passed": gate["passed"],
+                "reason": gate["reason"] + (f" ({note})" if note else ""),
+            }
+        )
+        if gate["passed"]:
+            break
+    assert idata is not None and gate is not None
+    converged = bool(gate["passed"])
+    if converged:
+        message = "ok"
+    else:
+        message = (
+            f"not converged after {len(rows)} attempt(s): {gate['reason']} "
+            f"(gate: r-hat <= {max_rhat}, bulk ESS >= {min_ess:g}, no divergences)"
+        )
+    diagnostics = pd.DataFrame(rows)
+    idata.attrs["cuegap_converged"] = json.dumps(converged)
+    idata.attrs["cuegap_message"] = message
+    idata.attrs["cuegap_diagnostics"] = diagnostics.to_json(orient="records")
+    return BayesFit(idata, converged, message, diagnostics, settings)
+
+
+# --------------------------------------------------------------------------------------
+# serialisation
+
+
+def idata_to_bytes(idata: az.InferenceData) -> bytes:
+    """Serialise an InferenceData to NetCDF-4 bytes (HDF5, zlib-compressed groups).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+
+    Returns
+    -------
+    bytes
+        Read back with :func:`idata_from_bytes`.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "fit.nc")
+        idata.to_netcdf(path, compress=True, engine="h5netcdf")
+        with open(path, "rb") as fh:
+            return fh.read()
+
+
+def idata_from_bytes(blob: bytes) -> az.InferenceData:
+    """Read an InferenceData written by :func:`idata_to_bytes` (fully loaded in memory)."""
+    import arviz as az
+
+    if not isinstance(blob, bytes | bytearray | memoryview):
+        raise TypeError(f"blob must be bytes, but got {type(blob).__name__}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "fit.nc")
+        with open(path, "wb") as fh:
+            fh.write(bytes(blob))
+        idata = az.from_netcdf(path, engine="h5netcdf")
+        for group in idata.groups():
+            getattr(idata, group).load()
+        with contextlib.suppress(Exception):
+            idata.close()
+    return idata
+
+
+__all__ = [
+    "BayesFit",
+    "clear_compiled_cache",
+    "fit_bayes",
+    "idata_from_bytes",
+    "idata_to_bytes",
+]

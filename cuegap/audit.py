@@ -34,6 +34,7 @@ from cuegap import models
 from cuegap.models import Policy
 from cuegap.schema import (
     Analysis,
+    AnalysisArtifact,
     AnalysisTable,
     abstention_counts,
     annotation_table,
@@ -434,24 +435,32 @@ def frequentist_tables(
     return out
 
 
-def _verdicts(out: dict[str, pd.DataFrame], s: AnalysisSettings) -> pd.DataFrame:
-    """Frequentist verdicts (bootstrap normal approximation) for the headline setting."""
+def _parsable(out: dict[str, pd.DataFrame], s: AnalysisSettings) -> pd.DataFrame:
+    """Fewest parsable What-if decisions per system over the two compared conditions."""
     rates = out["group_rates"]
     gender = rates[(rates["group_type"] == "gender") & (rates["consequences"] == s.consequences)]
     sides = []
     for cond in (s.explicit, s.implicit):
         side = gender[_is(gender, cond)]
         sides.append((side["favor_trials"] + side["against_trials"]).groupby(side["system"]).sum())
-    parsable = pd.concat(sides, axis=1).fillna(0).min(axis=1).rename("decisions").reset_index()
+    return pd.concat(sides, axis=1).fillna(0).min(axis=1).rename("decisions").reset_index()
+
+
+def _recovery(out: dict[str, pd.DataFrame], s: AnalysisSettings) -> pd.DataFrame | None:
     rec = out["recovery"]
     rec = rec[_is(rec, s.implicit) & (rec["consequences"] == s.consequences)]
+    return rec[["system", "accuracy"]] if len(rec) else None
+
+
+def _verdicts(out: dict[str, pd.DataFrame], s: AnalysisSettings) -> pd.DataFrame:
+    """Frequentist verdicts (bootstrap normal approximation) for the headline setting."""
     gap = out["macro_gap"]
     return models.verdicts(
         gap[gap["consequences"] == s.consequences],
         s.policy,
         exclusions=out["exclusions"],
-        parsable=parsable,
-        recovery=rec[["system", "accuracy"]] if len(rec) else None,
+        parsable=_parsable(out, s),
+        recovery=_recovery(out, s),
         level=s.level,
     )
 
@@ -702,6 +711,160 @@ def analyze(
     return _load_result(engine, analysis_id, tables=tables)
 
 
+@dataclass(frozen=True, slots=True)
+class BayesSettings:
+    """How the hierarchical Bayesian model is sampled (see :func:`cuegap.models.fit_bayes`)."""
+
+    draws: int = 1000
+    tune: int = 1000
+    chains: int = 4
+    seed: int = 2026
+    sampler: str = "nutpie"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready settings."""
+        return {
+            "draws": self.draws,
+            "tune": self.tune,
+            "chains": self.chains,
+            "seed": self.seed,
+            "sampler": self.sampler,
+        }
+
+
+BAYES_TABLES_NOTE = (
+    "A Bayesian analysis stores bayes_group_rates, bayes_gap, bayes_gap_by_condition, "
+    "bayes_asymmetry, bayes_overall, bayes_ranks, bayes_pair_order, bayes_kendall_tau "
+    "(see cuegap.models.bayes_tables), bayes_diagnostics (one row per sampling attempt) "
+    "and verdicts from the posterior; the InferenceData is stored as a NetCDF artifact."
+)
+
+
+def analyze_bayes(
+    engine: Engine,
+    settings: AnalysisSettings | None = None,
+    bayes: BayesSettings | None = None,
+    *,
+    force: bool = False,
+    progress: Progress | None = None,
+    sampler_progress: bool = False,
+) -> AnalysisResult:
+    """Fit the hierarchical Bayesian model and store its tables, verdicts and InferenceData.
+
+    The frequentist analysis of the same data and settings is computed (or reused) first:
+    its exclusions, parsable counts and puzzle recovery feed the verdicts. Refitting is
+    skipped when a Bayesian analysis with the same data fingerprint, model version and
+    settings is stored, unless ``force``. A fit that fails its convergence gate is stored
+    with status ``not_converged`` and every verdict is inconclusive.
+    """
+    s = settings or AnalysisSettings()
+    b = bayes or BayesSettings()
+    say = progress or (lambda _msg: None)
+    freq = analyze(engine, s, progress=say)
+    data_fp = freq.data_fingerprint
+    excluded = sorted(freq.tables["exclusions"].query("excluded")["system"])
+    settings_dict = {
+        **s.to_dict(),
+        "bayes": b.to_dict(),
+        "model_version": models.MODEL_VERSION,
+        "excluded": excluded,
+    }
+    if not force:
+        found = find_analysis(
+            engine, kind="bayesian", data_fingerprint=data_fp, settings=settings_dict
+        )
+        if found is not None:
+            say("unchanged data and settings: reusing the stored Bayesian fit")
+            return _load_result(engine, found, reused=True)
+    say(f"sampling ({b.sampler}, {b.chains} chains x {b.draws} draws)")
+    data = load_store_data(engine)
+    fit = models.fit_bayes(
+        data.decisions,
+        explicit=s.explicit,
+        implicit=s.implicit,
+        consequences=s.consequences,
+        draws=b.draws,
+        tune=b.tune,
+        chains=b.chains,
+        seed=b.seed,
+        sampler=b.sampler,  # type: ignore[arg-type]
+        progress=sampler_progress,
+        exclude_systems=excluded,
+    )
+    say("posterior summaries and verdicts")
+    tables = models.bayes_tables(fit, delta=s.policy.delta_pp)
+    tables["bayes_diagnostics"] = fit.diagnostics
+    gap = tables["bayes_gap"]
+    macro = gap[gap["group_type"] == "macro"]
+    posterior = pd.DataFrame(
+        {
+            "system": macro["system"],
+            "gap_pp": macro["gap_mean"],
+            "gap_low_pp": macro["gap_q05"],
+            "gap_high_pp": macro["gap_q95"],
+            "p_gap_gt_delta": macro["p_gap_gt_delta"],
+            "p_abs_lt_delta": macro["p_abs_lt_delta"],
+        }
+    )
+    tables["verdicts"] = models.verdicts(
+        freq.tables["macro_gap"][freq.tables["macro_gap"]["consequences"] == s.consequences],
+        s.policy,
+        exclusions=freq.tables["exclusions"],
+        parsable=_parsable(freq.tables, s),
+        recovery=_recovery(freq.tables, s),
+        posterior=posterior,
+        converged=fit.converged,
+        convergence_message=fit.message,
+        level=0.9,
+    )
+    say("storing results")
+    blob = models.idata_to_bytes(fit.idata)
+    analysis_id = save_analysis(
+        engine,
+        kind="bayesian",
+        status="ok" if fit.converged else "not_converged",
+        data_fingerprint=data_fp,
+        system_fingerprints=fingerprints(data)[1],
+        settings=settings_dict,
+        tables=tables,
+        message=fit.message,
+    )
+    with engine.begin() as conn:
+        conn.execute(
+            AnalysisArtifact.__table__.insert().values(
+                analysis_id=analysis_id,
+                name="idata",
+                media_type="application/x-netcdf",
+                sha256=hashlib.sha256(blob).hexdigest(),
+                content=blob,
+            )
+        )
+    return _load_result(engine, analysis_id, tables=tables)
+
+
+def load_idata(engine: Engine, analysis_id: int | None = None) -> Any:
+    """The stored InferenceData of a Bayesian analysis (default: the newest).
+
+    Raises
+    ------
+    KeyError
+        When no Bayesian analysis with an InferenceData is stored.
+    """
+    stmt = select(AnalysisArtifact.content, AnalysisArtifact.sha256).where(
+        AnalysisArtifact.name == "idata"
+    )
+    if analysis_id is not None:
+        stmt = stmt.where(AnalysisArtifact.analysis_id == analysis_id)
+    stmt = stmt.order_by(AnalysisArtifact.analysis_id.desc()).limit(1)
+    with engine.connect() as conn:
+        row = conn.execute(stmt).first()
+    if row is None:
+        raise KeyError("no stored Bayesian fit: run cuegap analyze --bayes")
+    if hashlib.sha256(row.content).hexdigest() != row.sha256:
+        raise ValueError("the stored InferenceData does not match its SHA-256")
+    return models.idata_from_bytes(row.content)
+
+
 def _load_result(
     engine: Engine,
     analysis_id: int,
@@ -733,13 +896,16 @@ __all__ = [
     "TABLES",
     "AnalysisResult",
     "AnalysisSettings",
+    "BayesSettings",
     "StoreData",
     "analyze",
+    "analyze_bayes",
     "export_table",
     "fingerprints",
     "frequentist_tables",
     "latest_analysis_id",
     "list_tables",
+    "load_idata",
     "load_store_data",
     "load_table",
     "save_analysis",

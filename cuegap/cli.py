@@ -268,6 +268,10 @@ def demo(
         int, typer.Option("--systems", "-n", min=1, help="Systems to simulate.")
     ] = 14,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 2026,
+    bayes: Annotated[
+        bool,
+        typer.Option("--bayes/--no-bayes", help="Include the hierarchical Bayesian fit."),
+    ] = True,
 ) -> None:
     """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse, report."""
     from cuegap.simulate import simulate as run_simulation
@@ -287,9 +291,12 @@ def demo(
     console.rule("4. analyze")
     from cuegap.audit import analyze as run_analysis
 
+    settings = _settings(None, 1000, seed)
     with _steps("analyze") as step:
-        analysis = run_analysis(engine, _settings(None, 1000, seed), progress=step)
+        analysis = run_analysis(engine, settings, progress=step)
     _print_analysis(analysis)
+    if bayes:
+        _run_bayes(engine, settings, draws=1000, chains=4, force=False)
     console.rule("5. report")
     from cuegap.reanalysis import publish_report
 
@@ -364,6 +371,17 @@ def analyze(
     force: Annotated[
         bool, typer.Option("--force", help="Recompute even if data and settings are unchanged.")
     ] = False,
+    bayes: Annotated[
+        bool,
+        typer.Option(
+            "--bayes/--no-bayes",
+            help="Also fit the hierarchical Bayesian model (verdicts then use its posterior).",
+        ),
+    ] = False,
+    draws: Annotated[
+        int, typer.Option("--draws", min=10, help="Posterior draws per chain.")
+    ] = 1000,
+    chains: Annotated[int, typer.Option("--chains", min=1, help="Sampler chains.")] = 4,
 ) -> None:
     """Compute every decision-bias statistic from the store and store the result tables."""
     from cuegap.audit import analyze as run_analysis
@@ -373,6 +391,30 @@ def analyze(
     with _steps("analyze") as step:
         result = run_analysis(engine, settings, force=force, progress=step)
     _print_analysis(result)
+    if bayes:
+        _run_bayes(engine, settings, draws=draws, chains=chains, force=force)
+
+
+def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bool) -> None:
+    from cuegap.audit import BayesSettings, analyze_bayes
+
+    console.rule("Bayesian fit")
+    fit = analyze_bayes(
+        engine,
+        settings,
+        BayesSettings(draws=draws, tune=draws, chains=chains, seed=settings.seed),
+        force=force,
+        progress=lambda msg: err.print(f"  {msg}", highlight=False),
+        sampler_progress=err.is_terminal,
+    )
+    how = "reused" if fit.reused else "fitted and stored"
+    state = "converged" if fit.status == "ok" else "[red]did not converge[/]"
+    console.print(f"Bayesian analysis {fit.id} {how}: {state}")
+    verdicts = fit.tables["verdicts"]
+    table = Table("system", "verdict", "reason", title="Verdicts (posterior)")
+    for r in verdicts.itertuples():
+        table.add_row(r.system, r.verdict, r.reason)
+    console.print(table)
 
 
 @app.command()

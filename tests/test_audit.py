@@ -252,3 +252,31 @@ def test_readme_documents_every_result_table() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     missing = [name for name in TABLES if f"| `{name}` |" not in readme]
     assert not missing, f"README's result-table list lacks {missing}"
+
+
+def test_bayesian_analysis_is_stored_gated_and_reused(base_db, tmp_path: Path) -> None:
+    """A real (small) PyMC fit through the audit layer: tables, verdicts, NetCDF, reuse."""
+    from cuegap.audit import BayesSettings, analyze_bayes, latest_analysis_id, load_idata
+
+    engine = _copy(base_db, tmp_path / "b.db")
+    bayes = BayesSettings(draws=300, tune=300, chains=2, seed=5)
+    fit = analyze_bayes(engine, SETTINGS, bayes)
+    assert fit.kind == "bayesian" and not fit.reused
+    diag = fit.tables["bayes_diagnostics"]
+    assert fit.status == ("ok" if bool(diag["passed"].iloc[-1]) else "not_converged")
+    for name in ("bayes_gap", "bayes_ranks", "verdicts"):
+        assert len(fit.tables[name]) > 0, name
+    verdicts = fit.tables["verdicts"]
+    freq = load_table(engine, "verdicts", latest_analysis_id(engine, "frequentist"))
+    assert set(verdicts["system"]) == set(freq["system"])
+    if fit.status == "ok":
+        assert set(verdicts.loc[verdicts["source"] == "bayesian", "system"])
+    else:
+        assert (verdicts["verdict"] == "inconclusive").all()
+        assert verdicts["reason"].str.contains("did not converge").all()
+    idata = load_idata(engine, fit.id)
+    assert "posterior" in idata.groups()
+    again = analyze_bayes(engine, SETTINGS, bayes)
+    assert again.reused and again.id == fit.id
+    with pytest.raises(KeyError, match="no stored Bayesian fit"):
+        load_idata(engine, 999)

@@ -531,6 +531,10 @@ def reanalyze(
     boot: Annotated[
         int, typer.Option("--boot", min=0, help="Bootstrap replicates for the ± values.")
     ] = 1000,
+    bayes: Annotated[
+        bool,
+        typer.Option("--bayes/--no-bayes", help="Refit the hierarchical Bayesian model too."),
+    ] = False,
 ) -> None:
     """Re-analyse and re-report if data changed since the last report (for cron / timers).
 
@@ -543,8 +547,14 @@ def reanalyze(
 
     engine = _engine(create=False)
     try:
+        from cuegap.audit import BayesSettings
+
         result = run_reanalysis(
-            engine, out, settings=_settings(policy, boot, 2026), render=default_renderer()
+            engine,
+            out,
+            settings=_settings(policy, boot, 2026),
+            bayes=BayesSettings() if bayes else None,
+            render=default_renderer(),
         )
     except LockHeld as exc:
         raise _fail(f"another re-analysis is running: {exc}", EXIT_FAILED) from None

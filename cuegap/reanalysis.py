@@ -23,7 +23,9 @@ from sqlalchemy.engine import Engine
 from cuegap.audit import (
     AnalysisResult,
     AnalysisSettings,
+    BayesSettings,
     analyze,
+    analyze_bayes,
     fingerprints,
     latest_analysis_id,
     load_store_data,
@@ -53,6 +55,7 @@ class Reanalysis:
     new_systems: list[str] = field(default_factory=list)
     removed_systems: list[str] = field(default_factory=list)
     analysis_id: int | None = None
+    bayes_analysis_id: int | None = None
     previous_analysis_id: int | None = None
     reports: list[Path] = field(default_factory=list)
     changes: pd.DataFrame | None = None
@@ -215,15 +218,37 @@ def _reference_analysis(engine: Engine) -> int | None:
     return int(found) if found is not None else latest_analysis_id(engine, "frequentist")
 
 
+def _shown_verdicts(engine: Engine, analysis_id: int) -> pd.DataFrame:
+    """The verdicts a report of this frequentist analysis showed: the Bayesian ones when a
+    Bayesian analysis of the same data was stored, else the bootstrap ones."""
+    with engine.connect() as conn:
+        fp = conn.execute(
+            select(Analysis.data_fingerprint).where(Analysis.id == analysis_id)
+        ).scalar()
+        bayes_id = conn.execute(
+            select(Analysis.id)
+            .where(Analysis.kind == "bayesian", Analysis.data_fingerprint == fp)
+            .order_by(Analysis.id.desc())
+            .limit(1)
+        ).scalar()
+    return load_table(engine, "verdicts", bayes_id if bayes_id is not None else analysis_id)
+
+
 def reanalyze(
     engine: Engine,
     out_dir: Path | str,
     *,
     settings: AnalysisSettings | None = None,
+    bayes: BayesSettings | None = None,
     render: Renderer | None = None,
     holder: str | None = None,
 ) -> Reanalysis:
     """Re-analyse when the data changed since the newest analysis; see the module docstring.
+
+    With ``bayes`` settings the hierarchical model is refitted too. It pools all systems
+    (partial pooling), so it is refitted jointly rather than per changed system; the
+    frequentist tables of unchanged systems come out identical because each system's
+    bootstrap stream is seeded by its name.
 
     Raises
     ------
@@ -250,11 +275,14 @@ def reanalyze(
             return result
         analysis = analyze(engine, settings)
         result.analysis_id = analysis.id
+        verdicts = analysis.tables["verdicts"]
+        if bayes is not None:  # the hierarchical model pools all systems: one joint refit
+            fit = analyze_bayes(engine, settings, bayes)
+            result.bayes_analysis_id = fit.id
+            verdicts = fit.tables["verdicts"]
         signed = last_signed_analysis(engine)
         if signed is not None:
-            result.changes = compare_verdicts(
-                load_table(engine, "verdicts", signed), analysis.tables["verdicts"]
-            )
+            result.changes = compare_verdicts(_shown_verdicts(engine, signed), verdicts)
         if render is not None:
             result.reports = render(engine, analysis, Path(out_dir), result.changes)
         return result

@@ -278,5 +278,9 @@ def test_bayesian_analysis_is_stored_gated_and_reused(base_db, tmp_path: Path) -
     assert "posterior" in idata.groups()
     again = analyze_bayes(engine, SETTINGS, bayes)
     assert again.reused and again.id == fit.id
+    from cuegap.reports import build_report
+
+    report = build_report(engine)  # the report picks the Bayesian results up
+    assert report.bayes is not None
     with pytest.raises(KeyError, match="no stored Bayesian fit"):
         load_idata(engine, 999)

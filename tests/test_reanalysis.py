@@ -186,3 +186,28 @@ def test_cli_report_signoff_signed_rerender_reanalyze_verify(engine, tmp_path: P
     with store_lock(engine, "reanalyze", holder="cron-a"):
         res = run(app, [*db, "reanalyze", "--out", str(tmp_path / "r3")])
     assert res.exit_code == 2 and "another re-analysis is running" in res.output
+
+
+def test_bayesian_reanalysis_compares_the_verdicts_the_report_showed(
+    engine, tmp_path: Path
+) -> None:
+    """With --bayes the refit is joint, and changes are measured on posterior verdicts."""
+    from cuegap.audit import BayesSettings
+
+    bayes = BayesSettings(draws=200, tune=200, chains=2, seed=3)
+    calls: list = []
+    first = reanalyze(engine, tmp_path / "r", settings=SETTINGS, bayes=bayes, render=_render(calls))
+    assert first.bayes_analysis_id is not None
+    shown = load_table(engine, "verdicts", first.bayes_analysis_id).set_index("system")
+    sign_off(engine, first.reports[0], reviewer="Ada", decision="approve")
+    system = first.new_systems[0]
+    _add_answer(engine, tmp_path, system, n=2)
+    second = reanalyze(
+        engine, tmp_path / "r", settings=SETTINGS, bayes=bayes, render=_render(calls)
+    )
+    assert second.changed_systems == [system] and second.bayes_analysis_id is not None
+    changes = second.changes.set_index("system")
+    for s in shown.index:
+        assert changes.loc[s, "old_verdict"] == shown.loc[s, "verdict"]
+        if pd.notna(shown.loc[s, "gap_pp"]):
+            assert changes.loc[s, "old_gap_pp"] == pytest.approx(shown.loc[s, "gap_pp"])

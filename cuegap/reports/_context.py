@@ -137,9 +137,7 @@ def _verdict_table(data: ReportData) -> tuple[pd.DataFrame, str]:
 def _summary(data: ReportData) -> dict[str, Any]:
     verdicts, source = _verdict_table(data)
     gap = _headline(_table(data, "macro_gap"), data)
-    sd = gap.set_index("system")["gap_sd_pp"] if "gap_sd_pp" in gap.columns else pd.Series()
-    if data.bayes is not None and len(data.bayes.gap) and source.startswith("Bayesian"):
-        sd = data.bayes.gap.set_index("system")["gap_sd_pp"]
+    boot = gap.set_index("system") if "gap_low_pp" in gap.columns else pd.DataFrame()
     ranks, rank_source = _ranks(data)
     rank_by = ranks.set_index("system") if len(ranks) else pd.DataFrame()
     bayes_gap = (
@@ -156,7 +154,17 @@ def _summary(data: ReportData) -> dict[str, Any]:
             "verdict": verdict,
             "verdict_label": VERDICT_LABELS.get(verdict, verdict),
             "reason": _text(v.reason),
-            "gap": fmt_interval(v.gap_pp, v.gap_low_pp, v.gap_high_pp, sd=sd.get(s)),
+            # The bootstrap estimate; the posterior one has its own column.
+            "gap": (
+                fmt_interval(
+                    boot.loc[s, "gap_pp"],
+                    boot.loc[s, "gap_low_pp"],
+                    boot.loc[s, "gap_high_pp"],
+                    sd=boot.loc[s, "gap_sd_pp"],
+                )
+                if s in boot.index
+                else fmt_interval(v.gap_pp, v.gap_low_pp, v.gap_high_pp)
+            ),
             "rank": _rank_text(rank_by.loc[s] if s in rank_by.index else None),
             "bayes_gap": "",
         }

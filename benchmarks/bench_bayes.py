@@ -17,7 +17,8 @@ Printed, each part in a fresh process (so that its peak memory, VmHWM, is its ow
 * bambi (``--no-bambi`` skips it): the row-level hierarchical logistic regression a user
   would write, ``y ~ 0 + ec + ec:gender + ec:race + (0 + ec | system) +
   (0 + ec:gender | system) + (0 + ec:race | system)`` with ``ec`` = event x condition, one
-  row per decision, fitted with bambi's default sampler (PyMC NUTS) and the same draws;
+  row per decision, fitted with the same draws by nutpie (``--bambi-sampler pymc``: bambi's
+  default PyMC NUTS, which here takes about 2 s per draw at full size);
   the speed ratio (target >= 10x) and how far its posterior means of the group rates are
   from ours (its priors and coding differ, so agreement is up to the prior's influence);
 * the same model as ours on rows (``--no-rows`` skips it): Bernoulli per decision, same
@@ -147,8 +148,8 @@ def part_rows(counts: pd.DataFrame, draws: int, tune: int, chains: int) -> dict:
     }
 
 
-def part_bambi(counts: pd.DataFrame, draws: int, tune: int, chains: int) -> dict:
-    """bambi's row-level hierarchical logistic regression (PyMC NUTS, bambi's priors)."""
+def part_bambi(counts: pd.DataFrame, draws: int, tune: int, chains: int, sampler: str) -> dict:
+    """bambi's row-level hierarchical logistic regression (bambi's priors)."""
     import warnings
 
     import bambi as bmb
@@ -176,23 +177,31 @@ def part_bambi(counts: pd.DataFrame, draws: int, tune: int, chains: int) -> dict
             cores=min(chains, 2),
             random_seed=4,
             progressbar=False,
+            inference_method=sampler,
         )
     fit_s = time.perf_counter() - start
-    grid = []
-    for e in ("favor", "against"):
-        for c in data.condition_labels:
-            for s in data.systems:
-                for g in data.genders:
-                    for r in data.races:
-                        grid.append({"ec": f"{e}|{c}", "system": s, "gender": g, "race": r})
-    grid = pd.DataFrame(grid)
-    for col in grid:
-        grid[col] = pd.Categorical(grid[col], categories=df[col].cat.categories)
-    with quiet(False), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pred = model.predict(idata, kind="response_params", data=grid, inplace=False)
-    var = "p" if "p" in pred.posterior else "y_mean"
-    p = np.asarray(pred.posterior[var])
+    # bambi's predict() fails on this formulae/pandas combination, so the linear predictor
+    # of one row per cell is computed from its own design matrices and posterior
+    first = rows.groupby([f"{a}_idx" for a in data.coords()], sort=True).head(1).index
+    comp = model.components[model.family.likelihood.parent]
+    post = idata.posterior
+    eta = 0.0
+    for matrix, group in ((comp.design.common, False), (comp.design.group, True)):
+        x = np.asarray(matrix)[np.asarray(first)]
+        for term, sl in matrix.slices.items():
+            var = post[term]
+            if group:
+                factor = next(d for d in var.dims if d.endswith("__factor_dim"))
+                expr = next(d for d in var.dims if d.endswith("__expr_dim"))
+                var = var.transpose("chain", "draw", factor, expr)
+            coef = np.asarray(var).reshape(var.shape[0], var.shape[1], -1)
+            eta = eta + np.einsum("rk,cdk->cdr", x[:, sl], coef)
+    p_rows = 1.0 / (1.0 + np.exp(-np.asarray(eta)))
+    cells = np.ravel_multi_index(
+        tuple(rows.loc[first, f"{a}_idx"].to_numpy() for a in data.coords()), data.trials.shape
+    )
+    p = np.zeros((*p_rows.shape[:2], data.trials.size))  # empty cells weigh nothing
+    p[..., cells] = p_rows
     p = p.reshape(*p.shape[:2], *data.trials.shape)
     rates, keys = _group_draws(p, data)
     div = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else -1
@@ -246,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-bambi", action="store_true", help="skip the bambi fit")
     parser.add_argument("--no-rows", action="store_true", help="skip our model on rows")
+    parser.add_argument(
+        "--bambi-sampler",
+        default="nutpie",
+        choices=["nutpie", "pymc"],
+        help="bambi's inference_method (pymc, bambi's default, takes hours at full size here)",
+    )
     parser.add_argument("--quick", action="store_true", help="3 systems, 200 draws, 2 chains")
     args = parser.parse_args(argv)
     if args.quick:
@@ -291,13 +306,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"\n  peak memory (VmHWM)      {rows['peak_mib']:8.0f} MiB"
             )
     if not args.no_bambi:
-        bam = measure("part_bambi", counts, args.draws, args.tune, args.chains)
+        bam = measure("part_bambi", counts, args.draws, args.tune, args.chains, args.bambi_sampler)
         if "error" in bam:
             print(f"\nbambi failed: {bam['error']}")
         else:
             cmp = compare(ours["means"], bam["means"])
             print(
-                f"\nbambi row-level model ({bam['rows']} rows), PyMC NUTS:"
+                f"\nbambi row-level model ({bam['rows']} rows), {args.bambi_sampler}:"
                 f"\n  fit incl. compile        {bam['fit_s']:8.1f} s   (divergences "
                 f"{bam['divergences']})"
                 f"\n  speed ratio bambi / counts: {bam['fit_s'] / ours['cold_s']:.1f}x cold, "

@@ -447,6 +447,7 @@ def test_starved_fit_is_not_converged(starved) -> None:
     assert "bulk ESS" in first.message
     assert list(first.diagnostics["attempt"]) == [1, 2]
     assert first.diagnostics["tune"].iloc[1] > first.diagnostics["tune"].iloc[0]
+    assert list(first.diagnostics["draws"]) == [20, 40]  # the ESS fell short: more draws
     assert first.diagnostics["target_accept"].iloc[1] == pytest.approx(0.95)
     assert not first.diagnostics["passed"].any()
     assert len(no_retry.diagnostics) == 1

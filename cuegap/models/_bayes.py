@@ -318,7 +318,8 @@ def fit_bayes(
         NUTS target acceptance rate of the first attempt (the retry uses
         ``max(0.95, target_accept)``).
     retry : bool
-        Refit once with twice the tuning when the gate fails.
+        Refit once when the gate fails: twice the tuning, target acceptance
+        ``max(0.95, target_accept)``, and twice the draws when the bulk ESS fell short.
     min_ess, max_rhat : float
         The gate's thresholds (defaults from :data:`GATE`; lower them only in tests).
 
@@ -370,15 +371,19 @@ def fit_bayes(
         },
         "priors": dict(PRIORS),
     }
-    plan = [(tune, target_accept, seed)]
-    if retry:
-        plan.append((max(2 * tune, tune + 500), max(0.95, target_accept), seed + 1))
     rows, idata, gate = [], None, None
-    for attempt, (tune_i, ta_i, seed_i) in enumerate(plan, start=1):
+    draws_i, tune_i, ta_i, seed_i = draws, tune, target_accept, seed
+    for attempt in range(1, 3 if retry else 2):
+        if attempt == 2:
+            # the retry: twice the tuning, a smaller step size, and twice the draws when
+            # the effective sample size was what fell short
+            tune_i, ta_i, seed_i = max(2 * tune, tune + 500), max(0.95, target_accept), seed + 1
+            if gate is not None and gate["ess_bulk_min"] < min_ess:
+                draws_i = 2 * draws
         used = sampler
         start = time.perf_counter()
         kw = dict(
-            draws=draws,
+            draws=draws_i,
             tune=tune_i,
             chains=chains,
             seed=seed_i,
@@ -403,7 +408,7 @@ def fit_bayes(
             {
                 "attempt": attempt,
                 "sampler": used,
-                "draws": draws,
+                "draws": draws_i,
                 "tune": tune_i,
                 "chains": chains,
                 "seed": seed_i,

@@ -100,11 +100,12 @@ Net_implicit; dAgainst = Against_implicit - Against_explicit and dFavor likewise
 (dAgainst - dFavor equals the gap).
 
 Sampling and gate. NUTS via nutpie (PyMC's NUTS as the fallback), several chains, seeded.
-A fit counts as converged only when the largest r-hat <= {GATE["r_hat_max"]}, the smallest bulk
-ESS >= {GATE["ess_bulk_min"]} (over all parameters and every system's macro gap) and there are no
-divergent transitions. Otherwise it is refitted once with twice the tuning and target
-acceptance 0.95; if that fails too, the fit is reported as not converged, with the reason,
-and every verdict drawn from it is inconclusive.
+A fit counts as converged only when the largest r-hat <= {GATE["r_hat_max"]}, the smallest
+bulk ESS >= {GATE["ess_bulk_min"]} (over all parameters and every system's macro gap) and
+there are no divergent transitions. Otherwise it is refitted once with twice the tuning,
+target acceptance 0.95 and, when the ESS fell short, twice the draws; if that fails too,
+the fit is reported as not converged, with the reason, and every verdict drawn from it is
+inconclusive.
 """
 
 

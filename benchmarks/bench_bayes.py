@@ -217,13 +217,25 @@ def _child(name: str, args: tuple, queue) -> None:
         queue.put({"error": f"{type(exc).__name__}: {exc}"})
 
 
-def measure(name: str, *args: object) -> dict:
-    """Run a part in a fresh (spawned) process and return its results."""
+def measure(name: str, *args: object, timeout: float | None = None) -> dict:
+    """Run a part in a fresh (spawned) process and return its results.
+
+    With ``timeout`` (seconds), a part still running then is stopped and
+    ``{"timeout": seconds}`` is returned.
+    """
+    import queue as queue_mod
+
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=_child, args=(name, args, queue))
+    start = time.perf_counter()
     proc.start()
-    out = queue.get()
+    try:
+        out = queue.get(timeout=timeout)
+    except queue_mod.Empty:
+        proc.terminate()
+        proc.join()
+        return {"timeout": time.perf_counter() - start}
     proc.join()
     return out
 
@@ -260,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
         default="nutpie",
         choices=["nutpie", "pymc"],
         help="bambi's inference_method (pymc, bambi's default, takes hours at full size here)",
+    )
+    parser.add_argument(
+        "--bambi-timeout",
+        type=float,
+        default=1800.0,
+        help="stop the bambi fit after this many seconds and print a lower bound",
     )
     parser.add_argument("--quick", action="store_true", help="3 systems, 200 draws, 2 chains")
     args = parser.parse_args(argv)

@@ -490,7 +490,18 @@ def _breakdowns(
 
 def _versions() -> dict[str, str]:
     out = {}
-    for pkg in ("cuegap", "pandas", "numpy", "scipy", "statsmodels", "sqlalchemy"):
+    for pkg in (
+        "cuegap",
+        "pandas",
+        "numpy",
+        "scipy",
+        "statsmodels",
+        "sqlalchemy",
+        "pymc",
+        "pytensor",
+        "arviz",
+        "nutpie",
+    ):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:  # pragma: no cover - not installed

@@ -34,20 +34,12 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from cuegap.ingest._loader import file_sha256
 from cuegap.schema import Analysis, Report, SignOff, StoreLock
 
 DECISIONS = ("approve", "reject", "changes-requested")
 _QUOTED = re.compile(r'data-cuegap="record-hash">([0-9a-f]{64})<')
 GENESIS = "0" * 64
-
-
-def file_sha256(path: Path | str) -> str:
-    """SHA-256 of a file's bytes, read in chunks."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def record_hash(

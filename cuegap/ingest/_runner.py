@@ -214,6 +214,26 @@ class Truncated:
         )
 
 
+def each_object(
+    items: Iterable[Any], what: str, build: Callable[[int, dict[str, Any]], Record]
+) -> Iterator[Record]:
+    """Records from a stream of JSON items (:class:`JsonItems`), numbered from 1.
+
+    A non-object item is rejected ("<what> is not a JSON object"); a :class:`Truncated`
+    marker is rejected and ends the stream.
+    """
+    line = 0
+    for obj in items:
+        line += 1
+        if isinstance(obj, Truncated):
+            yield obj.rejected(line, what)
+            return
+        if not isinstance(obj, dict):
+            yield Rejected(line, compact(obj), f"{what} is not a JSON object")
+            continue
+        yield build(line, obj)
+
+
 def guarded(records: Iterator[Record], path: Path) -> Iterator[Record]:
     """Re-raise unexpected reader failures as :class:`IngestError` naming the file."""
     try:

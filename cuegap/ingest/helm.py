@@ -258,16 +258,11 @@ def read(path: Path, mapping: Mapping | Path | None = None) -> ResponseStream:
     items = _runner.JsonItems(path, "request_states.item")
 
     def records() -> Iterator[Record]:
-        line = 0
-        for state in items:
-            line += 1
-            if isinstance(state, _runner.Truncated):
-                yield state.rejected(line, "request state")
-                return
-            if not isinstance(state, dict):
-                yield Rejected(line, _runner.compact(state), "request state is not a JSON object")
-                continue
-            yield _state_record(line, state, header, run_spec, stats, m)
+        yield from _runner.each_object(
+            items,
+            "request state",
+            lambda line, state: _state_record(line, state, header, run_spec, stats, m),
+        )
 
     return ResponseStream(
         run_info(header, run_spec), _runner.guarded(records(), path), items.position, items.total

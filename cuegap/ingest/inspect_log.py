@@ -439,16 +439,11 @@ def _read_json(path: Path, mapping: Mapping) -> ResponseStream:
     items = _runner.JsonItems(path, "samples.item")
 
     def records() -> Iterator[Record]:
-        line = 0
-        for sample in items:
-            line += 1
-            if isinstance(sample, _runner.Truncated):
-                yield sample.rejected(line, "sample")
-                return
-            if not isinstance(sample, dict):
-                yield Rejected(line, _runner.compact(sample), "sample is not a JSON object")
-                continue
-            yield sample_record(line, _normalise(sample, native), header, mapping)
+        yield from _runner.each_object(
+            items,
+            "sample",
+            lambda line, sample: sample_record(line, _normalise(sample, native), header, mapping),
+        )
 
     return ResponseStream(
         run_info(header), _runner.guarded(records(), path), items.position, items.total

@@ -235,16 +235,9 @@ def read(path: Path, mapping: Mapping | Path | None = None) -> ResponseStream:
     labels = _labels(doc)
 
     def records() -> Iterator[Record]:
-        line = 0
-        for entry in items:
-            line += 1
-            if isinstance(entry, _runner.Truncated):
-                yield entry.rejected(line, "result")
-                return
-            if not isinstance(entry, dict):
-                yield Rejected(line, _runner.compact(entry), "result is not a JSON object")
-                continue
-            yield _entry_record(line, entry, doc, m, labels)
+        yield from _runner.each_object(
+            items, "result", lambda line, entry: _entry_record(line, entry, doc, m, labels)
+        )
 
     return ResponseStream(
         run_info(doc), _runner.guarded(records(), path), items.position, items.total

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cuegap.models._rates import KEYS, group_rates, macro_average
+from cuegap.models._rates import KEYS, gap_columns, group_rates, macro_average
 
 __all__ = ["bootstrap"]
 
@@ -123,12 +123,7 @@ def _pair(
     merged = table.loc[_side_mask(table, explicit), cols].merge(
         table.loc[_side_mask(table, implicit), cols], on=pair, suffixes=("_e", "_i")
     )
-    out = merged[pair].copy()
-    out["net_direct_pp"] = merged["net_pp_e"]
-    out["net_puzzled_pp"] = merged["net_pp_i"]
-    out["gap_pp"] = merged["net_pp_e"] - merged["net_pp_i"]
-    out["delta_against_pp"] = 100 * (merged["against_rate_i"] - merged["against_rate_e"])
-    out["delta_favor_pp"] = 100 * (merged["favor_rate_i"] - merged["favor_rate_e"])
+    out = gap_columns(merged, pair)
     out["_row_e"] = merged["_row_e"].to_numpy()
     out["_row_i"] = merged["_row_i"].to_numpy()
     return out.reset_index(drop=True)

@@ -142,10 +142,20 @@ def cue_visibility_gap(
         return rates.loc[mask, [*pair, "favor_rate", "against_rate", "net_pp"]]
 
     merged = side(*explicit).merge(side(*implicit), on=pair, suffixes=("_e", "_i"))
-    out = merged[pair].copy()
+    return gap_columns(merged, pair).reset_index(drop=True)
+
+
+def gap_columns(merged: pd.DataFrame, pair: Sequence[str]) -> pd.DataFrame:
+    """The gap and Δ columns from explicit (``_e``) and implicit (``_i``) side columns.
+
+    ``merged`` holds ``favor_rate``, ``against_rate`` and ``net_pp`` with the suffixes
+    ``_e`` and ``_i``, paired on ``pair``; returns ``pair`` + ``net_direct_pp``,
+    ``net_puzzled_pp``, ``gap_pp``, ``delta_against_pp``, ``delta_favor_pp``.
+    """
+    out = merged[list(pair)].copy()
     out["net_direct_pp"] = merged["net_pp_e"]
     out["net_puzzled_pp"] = merged["net_pp_i"]
     out["gap_pp"] = merged["net_pp_e"] - merged["net_pp_i"]
     out["delta_against_pp"] = 100 * (merged["against_rate_i"] - merged["against_rate_e"])
     out["delta_favor_pp"] = 100 * (merged["favor_rate_i"] - merged["favor_rate_e"])
-    return out.reset_index(drop=True)
+    return out

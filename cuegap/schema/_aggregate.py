@@ -15,6 +15,7 @@ import pandas as pd
 from sqlalchemy import Integer, and_, case, func, literal, select
 from sqlalchemy.engine import Engine
 
+from cuegap.schema._queries import read_frame
 from cuegap.schema._tables import (
     Annotation,
     Dilemma,
@@ -234,7 +235,7 @@ def status_counts(engine: Engine) -> pd.DataFrame:
         .where(r.probe == "could_be", r.abstained.is_(False))
         .group_by(*keys)
     )
-    df = _frame(engine, stmt, STATUS_COLUMNS)
+    df = read_frame(engine, stmt)
     return _types(df, ints=("yes", "trials"), bools=("consequences",))
 
 
@@ -283,7 +284,7 @@ def abstention_counts(engine: Engine) -> pd.DataFrame:
         .join(System, System.id == r.system_id)
         .group_by(*keys)
     )
-    df = _frame(engine, stmt, ABSTENTION_COLUMNS)
+    df = read_frame(engine, stmt)
     return _types(df, ints=("responses", "abstained", *PARSE_STATUSES), bools=("consequences",))
 
 
@@ -360,11 +361,6 @@ def recovery_counts(engine: Engine) -> pd.DataFrame:
     return _types(df, ints=("responses", "slots", "parsable", "correct"), bools=("consequences",))
 
 
-def _frame(engine: Engine, stmt: Any, columns: Sequence[str]) -> pd.DataFrame:
-    with engine.connect() as conn:
-        return pd.DataFrame(conn.execute(stmt).fetchall(), columns=list(columns))
-
-
 def _types(df: pd.DataFrame, *, ints: Sequence[str], bools: Sequence[str]) -> pd.DataFrame:
     for col in ints:
         df[col] = df[col].astype("int64")
@@ -395,7 +391,7 @@ def annotation_table(engine: Engine) -> pd.DataFrame:
         .join(ItemBank, ItemBank.id == Dilemma.bank_id)
         .order_by(ItemBank.name, Dilemma.dilemma_key, Annotation.annotator, Annotation.field)
     )
-    return _frame(engine, stmt, ("item_bank", "dilemma", "annotator", "field", "value"))
+    return read_frame(engine, stmt)
 
 
 def system_table(engine: Engine) -> pd.DataFrame:

@@ -8,6 +8,7 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from cuegap.schema._queries import read_frame
 from cuegap.schema._tables import IngestBatch, ItemBank, Quarantine, Response, Run, System
 
 
@@ -39,12 +40,6 @@ class Provenance:
     systems: pd.DataFrame
 
 
-def _read(engine: Engine, stmt) -> pd.DataFrame:
-    with engine.connect() as conn:
-        result = conn.execute(stmt)
-        return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
-
-
 def provenance(engine: Engine) -> Provenance:
     """Source files with their SHA-256, runners, ingest dates and quarantine counts.
 
@@ -58,7 +53,7 @@ def provenance(engine: Engine) -> Provenance:
     Provenance
         Every frame sorted deterministically (by path, then date).
     """
-    banks = _read(
+    banks = read_frame(
         engine,
         select(
             ItemBank.name,
@@ -73,7 +68,7 @@ def provenance(engine: Engine) -> Provenance:
         .group_by(Response.run_id)
         .subquery()
     )
-    runs = _read(
+    runs = read_frame(
         engine,
         select(
             Run.source_path,
@@ -88,7 +83,7 @@ def provenance(engine: Engine) -> Provenance:
         .join(counts, counts.c.run_id == Run.id, isouter=True)
         .order_by(Run.source_path, Run.id),
     )
-    batches = _read(
+    batches = read_frame(
         engine,
         select(
             IngestBatch.source_path,
@@ -103,7 +98,7 @@ def provenance(engine: Engine) -> Provenance:
             IngestBatch.finished_at,
         ).order_by(IngestBatch.started_at, IngestBatch.id),
     )
-    quarantine = _read(
+    quarantine = read_frame(
         engine,
         select(
             Quarantine.source_path,
@@ -113,7 +108,7 @@ def provenance(engine: Engine) -> Provenance:
         .group_by(Quarantine.source_path, Quarantine.reason)
         .order_by(Quarantine.source_path, func.count(Quarantine.id).desc(), Quarantine.reason),
     )
-    systems = _read(
+    systems = read_frame(
         engine,
         select(System.name.label("system"), System.provider, System.version).order_by(System.name),
     )
@@ -143,7 +138,7 @@ def raw_examples(engine: Engine, *, quarantined: int = 5) -> pd.DataFrame:
         .group_by(Response.system_id)
         .subquery()
     )
-    abstained = _read(
+    abstained = read_frame(
         engine,
         select(
             System.name.label("system"),
@@ -170,7 +165,7 @@ def raw_examples(engine: Engine, *, quarantined: int = 5) -> pd.DataFrame:
         for r in abstained.itertuples()
     ]
     if quarantined > 0:
-        q = _read(
+        q = read_frame(
             engine,
             select(Quarantine.source_path, Quarantine.line_no, Quarantine.reason, Quarantine.raw)
             .order_by(Quarantine.source_path, Quarantine.line_no)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import Integer, case, func, select
@@ -44,7 +45,8 @@ class StoreStatus:
         return int(self.systems["responses"].sum()) if len(self.systems) else 0
 
 
-def _read(engine: Engine, stmt) -> pd.DataFrame:
+def read_frame(engine: Engine, stmt: Any) -> pd.DataFrame:
+    """Run a SELECT and return its rows as a DataFrame with the statement's column labels."""
     with engine.connect() as conn:
         result = conn.execute(stmt)
         return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
@@ -65,7 +67,7 @@ def store_status(engine: Engine) -> StoreStatus:
     abstained = func.sum(case((Response.abstained, 1), else_=0).cast(Integer))
     parsed = func.sum(case((Response.parse_status == "ok", 1), else_=0).cast(Integer))
     n = func.count(Response.id)
-    systems = _read(
+    systems = read_frame(
         engine,
         select(
             System.name.label("system"),
@@ -77,7 +79,7 @@ def store_status(engine: Engine) -> StoreStatus:
         .group_by(System.name)
         .order_by(System.name),
     )
-    conditions = _read(
+    conditions = read_frame(
         engine,
         select(
             Response.condition,
@@ -94,7 +96,7 @@ def store_status(engine: Engine) -> StoreStatus:
         if "parsed" in df:
             df["parsed_rate"] = df.pop("parsed") / total
         df["abstention_rate"] = df.pop("abstained") / total
-    banks = _read(engine, select(ItemBank.name, ItemBank.ingested_at).order_by(ItemBank.name))
+    banks = read_frame(engine, select(ItemBank.name, ItemBank.ingested_at).order_by(ItemBank.name))
     with engine.connect() as conn:
         runs = conn.execute(select(func.count(Run.id))).scalar_one()
         quarantined = conn.execute(select(func.count(Quarantine.id))).scalar_one()

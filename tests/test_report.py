@@ -277,6 +277,7 @@ def test_report_has_every_section_and_each_system_verdict(rendered: dict) -> Non
         "fig-ranks",
         "fig-asymmetry",
         "tables",
+        "fig-intersection",
         "sign-tests",
         "quality",
         "quarantine",
@@ -286,7 +287,7 @@ def test_report_has_every_section_and_each_system_verdict(rendered: dict) -> Non
         "signoff",
     ):
         assert section in doc.ids, section
-    assert doc.tags.get("svg", 0) == 4  # four figures, inline
+    assert doc.tags.get("svg", 0) == 5  # five figures, inline
     rows = re.findall(
         r'<tr class="verdict-(\w+)">\s*<td class="system">(.*?)</td>', rendered["html"], re.S
     )
@@ -364,7 +365,7 @@ def test_payloads_are_escaped_text_not_markup(rendered: dict) -> None:
 
 def test_system_name_payload_is_escaped_inside_svg_figures(rendered: dict) -> None:
     svgs = re.findall(r"<svg.*?</svg>", rendered["html"], re.S)
-    assert len(svgs) == 4
+    assert len(svgs) == 5
     joined = "".join(svgs)
     assert "onerror" in joined  # the name is drawn ...
     assert "<img" not in joined  # ... as escaped text

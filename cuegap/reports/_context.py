@@ -219,6 +219,13 @@ def _figures(data: ReportData) -> dict[str, Any]:
         )
         if len(nets):
             out["groupnet"] = Markup(figs.group_net_plot(nets))
+    gaps = _headline(_table(data, "gap"), data)
+    if len(gaps) and "group_type" in gaps.columns:
+        cells = gaps[gaps["group_type"] == "intersection"]
+        if cells["gap_pp"].notna().any():
+            out["intersection"] = Markup(
+                figs.intersection_gap_plot(cells, level=data.settings.level)
+            )
     ranks, _ = _ranks(data)
     if len(ranks) >= 2:
         out["ranks"] = Markup(figs.rank_plot(ranks))
@@ -469,6 +476,7 @@ def _cover(data: ReportData) -> dict[str, Any]:
         "responses": f"{data.store.responses:,}",
         "explicit": _label(s.explicit),
         "implicit": _label(s.implicit),
+        "consequences_label": "with consequences" if s.consequences else "without consequences",
     }
 
 

@@ -491,6 +491,29 @@ def test_nutpie_failure_falls_back_to_pymc(sim, monkeypatch: pytest.MonkeyPatch)
     assert "nutpie failed (RuntimeError: no numba today)" in d["reason"]
 
 
+def test_pymc_nuts_samples_the_same_posterior_as_nutpie(sim, fit) -> None:
+    """The fallback sampler, for real: PyMC's own NUTS on the same counts. Short chains
+    (they need not pass the gate), but every posterior mean must sit within half a
+    posterior SD of the long nutpie fit's: a fallback that built or labelled the model
+    differently would be off by several SDs."""
+    short = fit_bayes(
+        sim.counts, draws=300, tune=300, chains=2, seed=4, sampler="pymc", retry=False
+    )
+    d = short.diagnostics.iloc[-1]
+    assert d["sampler"] == "pymc" and d["chains"] == 2
+    post = short.idata.posterior
+    assert post.sizes["chain"] == 2 and post.sizes["draw"] >= 300
+    assert set(post.data_vars) == set(fit.idata.posterior.data_vars)
+    keys = ["system", "condition", "difficulty", "group_type", "group"]
+    ours = bayes_tables(short, delta=2.0)["bayes_group_rates"]
+    ref = bayes_tables(fit, delta=2.0)["bayes_group_rates"]
+    both = ours.merge(ref, on=keys, suffixes=("", "_ref"), validate="one_to_one")
+    assert len(both) == len(ref) > 0
+    for stat in ("favor_rate", "against_rate", "net_pp"):
+        z = (both[f"{stat}_mean"] - both[f"{stat}_mean_ref"]) / both[f"{stat}_sd_ref"]
+        assert z.abs().max() < 0.5, (stat, z.abs().max())
+
+
 def test_calibration_quick() -> None:
     """benchmarks/validate_bayes.py on 3 small audits (the full run uses 100): the 90 %
     gap intervals cover the planted gaps at a plausible rate, and on small systems the

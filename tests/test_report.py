@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlalchemy import update
 from typer.testing import CliRunner
 
 from cuegap.audit import AnalysisSettings, analyze, latest_analysis_id, save_analysis
@@ -50,7 +51,7 @@ from cuegap.reports import (
     render_pdf,
     write_report,
 )
-from cuegap.schema import make_engine, upgrade
+from cuegap.schema import IngestBatch, make_engine, upgrade
 
 REQUIRE_BROWSER = os.environ.get("CUEGAP_REQUIRE_BROWSER") == "1"
 POLICY = Policy(min_parsable=50)
@@ -330,6 +331,23 @@ def test_policy_change_reruns_the_analysis_and_reuses_it_after(store: Path, tmp_
     assert verdicts["performative"] == "inconclusive"  # 120 decisions < default 200
     with pytest.raises(ValueError, match="is not a stored frequentist analysis"):
         build_report(engine, analysis_id=999)
+
+
+def test_cover_shows_each_runner_mapping_as_escaped_text(store: Path, tmp_path: Path) -> None:
+    """An ingest pass's recorded mapping (here written into the store as ingest records it)
+    is named in the ingest-passes table and quoted once as text, even when it is markup."""
+    engine = _copy(store, tmp_path)
+    toml = 'runner = "openai-batch"\n# <script>alert(1)</script>\n'
+    mapping = {"path": "/maps/acme.toml", "sha256": "ab" * 32, "toml": toml}
+    with engine.begin() as conn:
+        passes = conn.execute(update(IngestBatch).values(mapping=mapping)).rowcount
+    data = build_report(engine, policy=POLICY)
+    html = render_html(data, now=datetime(2026, 1, 2, tzinfo=UTC)).html
+    engine.dispose()
+    assert passes == 2  # responses.jsonl and payloads.jsonl
+    assert html.count("acme.toml · abababababab") == passes + 1  # each pass, then the quote
+    assert "# &lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>alert(1)" not in html
 
 
 def test_numbers_are_rounded_by_their_uncertainty(rendered: dict) -> None:

@@ -8,6 +8,7 @@ documented schema): see ``tests/data/runners/README.md``. Their samples map onto
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import zipfile
 from pathlib import Path
@@ -19,7 +20,7 @@ from typer.testing import CliRunner
 from cuegap.cli import app
 from cuegap.ingest import IngestError, ingest_path
 from cuegap.ingest.registry import detect_reader
-from cuegap.schema import IngestBatch, ItemBank, Quarantine, Response, Run, System
+from cuegap.schema import IngestBatch, ItemBank, Quarantine, Response, Run, System, provenance
 from tests.conftest import DATA
 
 RUNNERS = DATA / "runners"
@@ -466,6 +467,21 @@ def test_mapping_file_renames_fields(store, tmp_path) -> None:
     assert _counts(s) == (7, 6, 0, 1)
     with store.connect() as conn:
         assert list(conn.execute(select(System.name)).scalars()) == ["acme-7b"]
+    # the pass records the mapping it read, byte for byte, for the report's provenance
+    with store.connect() as conn:
+        recorded = conn.execute(
+            select(IngestBatch.mapping).where(IngestBatch.id == s.batch_id)
+        ).scalar_one()
+    assert recorded == {
+        "path": str(mapping),
+        "sha256": hashlib.sha256(mapping.read_bytes()).hexdigest(),
+        "toml": mapping.read_text(),
+    }
+    again = ingest_path(store, INSPECT / "cue_probes.eval")  # no mapping: nothing recorded
+    batches = provenance(store).batches.set_index(["source_path"])
+    assert batches.loc[str(INSPECT / "cue_probes.json"), "mapping"] == recorded
+    assert batches.loc[str(INSPECT / "cue_probes.eval"), "mapping"] is None
+    assert again.batch_id != s.batch_id
 
 
 # ----------------------------------------------------------------------------------- CLI

@@ -168,7 +168,15 @@ def ingest_path(
     reader = with_mapping(reader, mapping)
     if reader.kind == "item_bank":
         return _ingest_bank(engine, path, reader)
-    return _ResponseLoader(engine, path, reader, batch_size).run(progress)
+    loader = _ResponseLoader(engine, path, reader, batch_size)
+    if mapping is not None:  # recorded with the ingest pass, for provenance
+        text_ = Path(mapping).read_bytes()
+        loader.mapping = {
+            "path": str(mapping),
+            "sha256": hashlib.sha256(text_).hexdigest(),
+            "toml": text_.decode("utf-8", "replace"),
+        }
+    return loader.run(progress)
 
 
 # ---------------------------------------------------------------------------- item banks
@@ -339,6 +347,7 @@ class _ResponseLoader:
         self.derived: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         self.codec = _SQLITE_CODEC if engine.dialect.name == "sqlite" else _PLAIN_CODEC
         self.summary = IngestSummary(str(path), reader.name, "responses")
+        self.mapping: dict[str, str] | None = None
 
     # -- set-up ---------------------------------------------------------------------
     def run(self, progress: Progress | None) -> IngestSummary:
@@ -457,6 +466,7 @@ class _ResponseLoader:
                     "source_sha256": sha,
                     "format": self.reader.name,
                     "status": "running",
+                    "mapping": self.mapping,
                     "started_at": utcnow(),
                 },
             ).scalar_one()

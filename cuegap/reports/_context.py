@@ -9,6 +9,7 @@ figures, which matplotlib writes with escaped text, are marked safe.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -452,9 +453,14 @@ def _cover(data: ReportData) -> dict[str, Any]:
             "duplicate": f"{int(r.duplicate):,}",
             "quarantined": f"{int(r.quarantined):,}",
             "finished": _date(r.finished_at),
+            "mapping": _mapping_label(getattr(r, "mapping", None)),
         }
         for r in p.batches.itertuples()
     ]
+    mappings = {}  # each distinct runner mapping once, as read
+    for m in p.batches.get("mapping", pd.Series(dtype=object)):
+        if isinstance(m, dict) and m.get("sha256") not in mappings:
+            mappings[m.get("sha256")] = {"label": _mapping_label(m), "toml": _text(m.get("toml"))}
     settings = [
         ("explicit cue (condition)", _label(s.explicit)),
         ("implicit cue (condition)", _label(s.implicit)),
@@ -470,6 +476,7 @@ def _cover(data: ReportData) -> dict[str, Any]:
         "banks": banks,
         "runs": runs,
         "batches": batches,
+        "mappings": list(mappings.values()),
         "settings": settings,
         "policy_toml": data.policy.to_toml(),
         "versions": list(data.versions.items()),
@@ -478,6 +485,13 @@ def _cover(data: ReportData) -> dict[str, Any]:
         "implicit": _label(s.implicit),
         "consequences_label": "with consequences" if s.consequences else "without consequences",
     }
+
+
+def _mapping_label(m: Any) -> str:
+    """ "name · sha256 prefix" of an ingest pass's runner mapping, "–" without one."""
+    if not isinstance(m, dict):
+        return "–"
+    return f"{Path(str(m.get('path', '?'))).name} · {str(m.get('sha256', ''))[:12]}"
 
 
 def _diagnostics(data: ReportData) -> dict[str, Any]:

@@ -94,6 +94,7 @@ def provenance(engine: Engine) -> Provenance:
             IngestBatch.stored,
             IngestBatch.duplicate,
             IngestBatch.quarantined,
+            IngestBatch.mapping,
             IngestBatch.started_at,
             IngestBatch.finished_at,
         ).order_by(IngestBatch.started_at, IngestBatch.id),

@@ -149,6 +149,8 @@ class IngestBatch(SQLModel, table=True):
     duplicate: int = 0
     quarantined: int = 0
     error: str | None = Field(default=None, sa_column=Column(Text))
+    # The runner mapping this pass read the file with: path, sha256 and the TOML text.
+    mapping: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     started_at: datetime
     finished_at: datetime | None = None
 

@@ -595,12 +595,13 @@ def latest_analysis_id(engine: Engine, kind: str | None = None) -> int | None:
 
 
 def list_tables(engine: Engine, analysis_id: int | None = None) -> pd.DataFrame:
-    """Names, row counts and descriptions of the stored tables of an analysis.
+    """Names, kinds, row counts and descriptions of the stored tables of an analysis.
 
     Parameters
     ----------
     analysis_id : int, optional
-        Defaults to the newest table of each name over all analyses.
+        Defaults to the newest table of each name and analysis kind over all analyses (a
+        Bayesian analysis stores its own ``verdicts`` beside the frequentist one).
     """
     stmt = select(
         AnalysisTable.analysis_id,
@@ -616,39 +617,79 @@ def list_tables(engine: Engine, analysis_id: int | None = None) -> pd.DataFrame:
             conn.execute(stmt.order_by(AnalysisTable.analysis_id.desc())).fetchall(),
             columns=["analysis_id", "kind", "name", "rows", "description"],
         )
-    return df.drop_duplicates("name").sort_values("name").reset_index(drop=True)
+    df = df.drop_duplicates(["name", "kind"])
+    return df.sort_values(["name", "kind"]).reset_index(drop=True)
 
 
-def load_table(engine: Engine, name: str, analysis_id: int | None = None) -> pd.DataFrame:
-    """A stored result table as a DataFrame.
+def find_table(
+    engine: Engine, name: str, analysis_id: int | None = None, kind: str | None = None
+) -> tuple[int, str]:
+    """Which stored table :func:`load_table` reads: (analysis id, analysis kind).
 
     Parameters
     ----------
     name : str
         Table name (see :data:`TABLES` and :func:`list_tables`).
     analysis_id : int, optional
-        Which analysis; by default the newest one that has this table.
+        Which analysis; by default the newest one (of ``kind``) that has this table.
+    kind : {"frequentist", "bayesian"}, optional
+        Only analyses of this kind.
+
+    Raises
+    ------
+    KeyError
+        When no such table is stored; the message lists the stored ones.
+    ValueError
+        For an unknown ``kind``.
+    """
+    if kind is not None and kind not in ("frequentist", "bayesian"):
+        raise ValueError(f"kind must be 'frequentist' or 'bayesian', but got {kind!r}")
+    stmt = (
+        select(AnalysisTable.analysis_id, Analysis.kind)
+        .join(Analysis, Analysis.id == AnalysisTable.analysis_id)
+        .where(AnalysisTable.name == name)
+    )
+    if analysis_id is not None:
+        stmt = stmt.where(AnalysisTable.analysis_id == analysis_id)
+    if kind is not None:
+        stmt = stmt.where(Analysis.kind == kind)
+    with engine.connect() as conn:
+        row = conn.execute(stmt.order_by(AnalysisTable.analysis_id.desc()).limit(1)).first()
+    if row is None:
+        known = ", ".join(sorted(set(list_tables(engine, analysis_id)["name"])))
+        where = f" in analysis {analysis_id}" if analysis_id is not None else ""
+        where += f" of a {kind} analysis" if kind is not None else ""
+        raise KeyError(
+            f"no result table {name!r}{where}; stored tables: "
+            f"{known or 'none (run cuegap analyze)'}"
+        )
+    return int(row[0]), str(row[1])
+
+
+def load_table(
+    engine: Engine, name: str, analysis_id: int | None = None, kind: str | None = None
+) -> pd.DataFrame:
+    """A stored result table as a DataFrame (which one: see :func:`find_table`).
 
     Raises
     ------
     KeyError
         When no analysis has stored a table of that name; the message lists the known ones.
     """
-    stmt = select(AnalysisTable.data).where(AnalysisTable.name == name)
-    if analysis_id is not None:
-        stmt = stmt.where(AnalysisTable.analysis_id == analysis_id)
-    stmt = stmt.order_by(AnalysisTable.analysis_id.desc()).limit(1)
+    found, _ = find_table(engine, name, analysis_id, kind)
+    stmt = select(AnalysisTable.data).where(
+        AnalysisTable.name == name, AnalysisTable.analysis_id == found
+    )
     with engine.connect() as conn:
-        text = conn.execute(stmt).scalar()
-    if text is None:
-        known = ", ".join(list_tables(engine, analysis_id)["name"]) or "none (run cuegap analyze)"
-        where = f" in analysis {analysis_id}" if analysis_id is not None else ""
-        raise KeyError(f"no result table {name!r}{where}; stored tables: {known}")
-    return table_from_json(text)
+        return table_from_json(conn.execute(stmt).scalar_one())
 
 
 def export_table(
-    engine: Engine, name: str, out: Path | str, analysis_id: int | None = None
+    engine: Engine,
+    name: str,
+    out: Path | str,
+    analysis_id: int | None = None,
+    kind: str | None = None,
 ) -> Path:
     """Write a stored result table to CSV or Parquet, chosen by the file extension.
 
@@ -663,7 +704,7 @@ def export_table(
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".parquet"):
         raise ValueError(f"{out}: the output must end in .csv or .parquet, not {suffix!r}")
-    df = load_table(engine, name, analysis_id)
+    df = load_table(engine, name, analysis_id, kind)
     out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".csv":
         df.to_csv(out, index=False)

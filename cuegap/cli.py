@@ -426,16 +426,31 @@ def export(
         int | None,
         typer.Option("--analysis", help="Analysis id (default: the newest with this table)."),
     ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            help="frequentist or bayesian: only that kind of analysis (both store `verdicts`).",
+        ),
+    ] = None,
 ) -> None:
     """Write one stored result table to CSV or Parquet."""
-    from cuegap.audit import export_table
+    from cuegap.audit import export_table, find_table, list_tables
 
     engine = _engine(create=False)
     try:
-        path = export_table(engine, name, out, analysis)
-    except KeyError as exc:
+        found, found_kind = find_table(engine, name, analysis, kind)
+        path = export_table(engine, name, out, found)
+    except (KeyError, ValueError) as exc:
         raise _fail(str(exc.args[0])) from None
-    console.print(f"Wrote {path}")
+    console.print(f"Wrote {path} (table {name!r} of {found_kind} analysis {found})")
+    if analysis is None and kind is None:
+        kinds = set(list_tables(engine).query("name == @name")["kind"])
+        if len(kinds) > 1:
+            other = (kinds - {found_kind}).pop()
+            console.print(
+                f"Note: a {other} analysis also stores {name!r}; pass --kind {other} for it."
+            )
 
 
 @app.command()
@@ -453,9 +468,9 @@ def tables(
     if df.empty:
         console.print("No result tables yet: run `cuegap analyze`.")
         return
-    table = Table("name", "analysis", "rows", "contents")
+    table = Table("name", "kind", "analysis", "rows", "contents")
     for r in df.itertuples():
-        table.add_row(r.name, str(r.analysis_id), f"{r.rows:,}", r.description or "")
+        table.add_row(r.name, r.kind, str(r.analysis_id), f"{r.rows:,}", r.description or "")
     console.print(table)
 
 

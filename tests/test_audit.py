@@ -267,13 +267,34 @@ def test_bayesian_analysis_is_stored_gated_and_reused(base_db, tmp_path: Path) -
     for name in ("bayes_gap", "bayes_ranks", "verdicts"):
         assert len(fit.tables[name]) > 0, name
     verdicts = fit.tables["verdicts"]
-    freq = load_table(engine, "verdicts", latest_analysis_id(engine, "frequentist"))
+    freq_id = latest_analysis_id(engine, "frequentist")
+    freq = load_table(engine, "verdicts", freq_id)
     assert set(verdicts["system"]) == set(freq["system"])
     if fit.status == "ok":
         assert set(verdicts.loc[verdicts["source"] == "bayesian", "system"])
     else:
         assert (verdicts["verdict"] == "inconclusive").all()
         assert verdicts["reason"].str.contains("did not converge").all()
+    # both kinds store `verdicts`: listed twice, picked by kind, and the CLI says which
+    listed = list_tables(engine).query("name == 'verdicts'")
+    assert sorted(listed["kind"]) == ["bayesian", "frequentist"]
+    pd.testing.assert_frame_equal(load_table(engine, "verdicts", kind="frequentist"), freq)
+    pd.testing.assert_frame_equal(load_table(engine, "verdicts"), verdicts)  # the newest
+    runner, db, out = CliRunner(), str(tmp_path / "b.db"), tmp_path / "v.csv"
+    res = runner.invoke(app, ["--db", db, "export", "verdicts", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert f"of bayesian analysis {fit.id}" in res.output
+    assert "a frequentist analysis also stores 'verdicts'; pass --kind frequentist" in res.output
+    args = ["--db", db, "export", "verdicts", "--out", str(out), "--kind", "frequentist"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0 and "of frequentist analysis" in res.output
+    assert "also stores" not in res.output
+    assert len(pd.read_csv(out)) == len(freq)
+    res = runner.invoke(app, [*args[:-1], "bayes"])
+    assert res.exit_code == 2 and "kind must be 'frequentist' or 'bayesian'" in res.output
+    res = runner.invoke(app, [*args[:-2], "--kind", "bayesian", "--analysis", str(freq_id)])
+    assert res.exit_code == 2
+    assert f"no result table 'verdicts' in analysis {freq_id} of a bayesian analysis" in res.output
     idata = load_idata(engine, fit.id)
     assert "posterior" in idata.groups()
     again = analyze_bayes(engine, SETTINGS, bayes)

@@ -444,6 +444,10 @@ def test_same_store_and_policy_give_the_same_bytes_apart_from_the_time(
     assert a.content_hash == content_hash(a.html) == content_hash(b)
     assert a.content_hash in b and a.report_id in b
     assert content_hash(b.replace("performative", "performativ3")) != a.content_hash
+    # at the same time, the same bytes: HTML and PDF (WeasyPrint writes no clock or random id)
+    same = render_html(data, now=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    assert same.html == b
+    assert render_pdf(same.html) == rendered["paths"]["pdf"].read_bytes()
 
 
 def test_cli_report_in_another_process_has_the_same_content_hash(

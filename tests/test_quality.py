@@ -11,8 +11,9 @@ Systems ``s`` and ``t`` answer:
   ``t``: A, B, C refuse, D "option1" -> 3 of 4 abstained (75%).
 * Puzzled-hard What-if, ``s``: all four "option1" (0 abstained). ``t``: A "option1", others
   refuse -> 3 of 4 abstained.
-* Puzzled-hard main (the puzzle), ``s``: a JSON answer naming A, B, C (D missing) with C's
-  race wrong -> slots 4, parsable 3, correct 2 (A, B), incorrect 1. ``t``: no JSON
+* Puzzled-hard main (the puzzle), ``s``: a JSON answer naming A, B, C and a stray E (D
+  missing) with C's race wrong -> slots 4, parsable 3 (E is no slot), correct 2 (A, B),
+  incorrect 1. ``t``: no JSON
   ("no idea") -> slots 4, parsable 0, correct 0.
 * Could-be on d1 (bad status), Direct, ``s``: A yes, B no, C yes, D "maybe" (abstained);
   on d2 (good status): A no, B no, C yes, D yes.
@@ -106,6 +107,7 @@ def store(engine, tmp_path: Path):
         lines.append(_line("t", "puzzled-d1", "what_if", pt, p["label"]))
     assignment = {p["label"]: {"gender": p["gender"], "race": p["race"]} for p in PEOPLE[:3]}
     assignment["C"] = {"gender": "woman", "race": "Black"}
+    assignment["E"] = {"gender": "woman", "race": "Black"}  # no individual E: not a slot
     lines.append(_line("s", "puzzled-d1", "main", json.dumps({**assignment, "answer": "option1"})))
     lines.append(_line("t", "puzzled-d1", "main", "no idea"))
     could_d1 = ["yes", "no", "yes", "maybe"]

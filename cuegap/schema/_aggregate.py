@@ -311,7 +311,8 @@ def recovery_counts(engine: Engine) -> pd.DataFrame:
         One row per (system, condition, difficulty, consequences, prompt_variant,
         solution_shape) with ``responses`` (main answers to items with a puzzle),
         ``slots`` (their individuals), ``parsable`` (slots the parsed JSON assignment
-        names) and ``correct`` (slots whose every attribute was recovered).
+        names; labels that are not the item's individuals do not count) and ``correct``
+        (slots whose every attribute was recovered).
 
     Notes
     -----
@@ -319,11 +320,6 @@ def recovery_counts(engine: Engine) -> pd.DataFrame:
     parsable / slots, and parsable-but-incorrect is parsable - correct.
     """
     r = Response
-    n_labels = (
-        select(ItemIndividual.item_id, func.count().label("n"))
-        .group_by(ItemIndividual.item_id)
-        .subquery("n_labels")
-    )
     stmt = (
         select(
             System.name.label("system"),
@@ -332,27 +328,33 @@ def recovery_counts(engine: Engine) -> pd.DataFrame:
             r.consequences,
             r.prompt_variant,
             Item.solution_shape,
-            n_labels.c.n,
+            r.item_id,
             r.assignment,
             r.recovered,
         )
         .select_from(r)
         .join(System, System.id == r.system_id)
         .join(Item, Item.id == r.item_id)
-        .join(n_labels, n_labels.c.item_id == r.item_id)
         .where(r.probe == "main", r.condition.in_(PUZZLE_CONDITIONS))
     )
     totals: dict[tuple[Any, ...], list[int]] = {}
     with engine.connect() as conn:
+        labels: dict[int, set[str]] = {}  # the item's individuals, as the parser's keys
+        for item_id, label in conn.execute(select(ItemIndividual.item_id, ItemIndividual.label)):
+            labels.setdefault(item_id, set()).add(str(label).upper())
         for row in conn.execute(stmt):
+            slots = labels.get(row.item_id)
+            if not slots:
+                continue  # a puzzle without individuals has no slots to recover
             key = tuple(row[:6])
             assignment = row.assignment
             if isinstance(assignment, str):  # JSON stored as text by the bulk loader
                 assignment = orjson.loads(assignment)
             acc = totals.setdefault(key, [0, 0, 0, 0])
             acc[0] += 1
-            acc[1] += row.n
-            acc[2] += min(len(assignment), row.n) if assignment else 0
+            acc[1] += len(slots)
+            if assignment:  # a slot is parsable when the answer names that individual
+                acc[2] += len(slots.intersection(str(k).upper() for k in assignment))
             acc[3] += len(row.recovered or "")
     df = pd.DataFrame(
         [(*k, *v) for k, v in sorted(totals.items(), key=lambda kv: repr(kv[0]))],

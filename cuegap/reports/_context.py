@@ -8,8 +8,6 @@ figures, which matplotlib writes with escaped text, are marked safe.
 
 from __future__ import annotations
 
-import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,68 +16,15 @@ from markupsafe import Markup
 
 from cuegap.reports import _figures as figs
 from cuegap.reports._build import ReportData
+from cuegap.reports._format import _date, _headline, _is, _num, _p, _table, _text
 from cuegap.reports._rounding import fmt_interval, fmt_num, fmt_pm
+from cuegap.reports._sections import _cover, _diagnostics, _quality
 
 VERDICT_LABELS = {
     "flagged": "flagged for performative compliance",
     "passed": "passed",
     "inconclusive": "inconclusive",
 }
-EXAMPLE_CHARS = 600
-
-
-def _label(cond: tuple[str, str | None] | list) -> str:
-    name, diff = cond[0], cond[1] if len(cond) > 1 else None
-    return name if diff is None else f"{name}-{diff}"
-
-
-def _is(df: pd.DataFrame, cond: tuple[str, str | None]) -> pd.Series:
-    mask = df["condition"] == cond[0]
-    return mask & (df["difficulty"].isna() if cond[1] is None else df["difficulty"] == cond[1])
-
-
-def _pct(x: Any) -> str:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return "–"
-    return "–" if not math.isfinite(x) else f"{100 * x:.1f}%"
-
-
-def _num(x: Any) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _date(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    ts = pd.Timestamp(x)
-    return ts.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if ts.tzinfo is not None else "")
-
-
-def _text(x: Any) -> str:
-    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
-
-
-def _p(x: Any) -> str:
-    """A p-value: three decimals, ``< 0.001`` below that."""
-    value = _num(x)
-    if not math.isfinite(value):
-        return "–"
-    return "< 0.001" if value < 0.0005 else f"{value:.3f}"
-
-
-def _table(data: ReportData, name: str) -> pd.DataFrame:
-    return data.tables.get(name, pd.DataFrame())
-
-
-def _headline(df: pd.DataFrame, data: ReportData) -> pd.DataFrame:
-    if df.empty or "consequences" not in df.columns:
-        return df
-    return df[df["consequences"] == data.settings.consequences]
 
 
 # --------------------------------------------------------------------------- summary
@@ -302,216 +247,6 @@ def _kendall(data: ReportData) -> str:
         f"Kendall's τ-b between the Direct and Puzzled rankings: {fmt_num(r['tau'], 2)} "
         f"(p {p_text}, n = {int(r['n'])} systems)."
     )
-
-
-# --------------------------------------------------------------------------- quality
-
-
-def _quality(data: ReportData) -> dict[str, Any]:
-    s = data.settings
-    abst = _table(data, "abstention")
-    abst_rows = []
-    if len(abst):
-        head = _headline(abst, data)
-        for system in sorted(abst["system"].unique()):
-            mine = abst[abst["system"] == system]
-            w = head[(head["system"] == system) & (head["probe"] == "what_if")]
-            rate = {}
-            for cond in (s.explicit, s.implicit):
-                sub = w[_is(w, cond)]
-                resp = sub["responses"].sum()
-                rate[_label(cond)] = _pct(sub["abstained"].sum() / resp if resp else math.nan)
-            total = mine["responses"].sum()
-            failures = (mine["parse_failure_rate"] * mine["responses"]).sum()
-            abst_rows.append(
-                {
-                    "system": system,
-                    "explicit": rate[_label(s.explicit)],
-                    "implicit": rate[_label(s.implicit)],
-                    "responses": f"{int(total):,}",
-                    "parse_failures": _pct(failures / total if total else math.nan),
-                }
-            )
-    rec = _table(data, "recovery")
-    rec_rows = []
-    if len(rec):
-        rec = _headline(rec, data)
-        rec = rec[_is(rec, s.implicit)].sort_values("system")
-        rec_rows = [
-            {
-                "system": str(r.system),
-                "accuracy": _pct(r.accuracy),
-                "parsability": _pct(r.parsability),
-                "correct": f"{int(r.correct):,} / {int(r.slots):,}",
-                "low": _num(r.accuracy) < s.policy.min_recovery,
-            }
-            for r in rec.itertuples()
-        ]
-    excl = _table(data, "exclusions")
-    excl_rows = (
-        [
-            {
-                "system": str(r.system),
-                "worst": _text(r.worst_condition),
-                "rate": _pct(r.abstention_rate),
-                "reason": _text(r.reason),
-            }
-            for r in excl[excl["excluded"].astype(bool)].sort_values("system").itertuples()
-        ]
-        if len(excl)
-        else []
-    )
-    quarantine = [
-        {"file": _text(r.source_path), "reason": _text(r.reason), "lines": f"{int(r.lines):,}"}
-        for r in data.provenance.quarantine.itertuples()
-    ]
-    examples = []
-    for r in data.examples.itertuples():
-        text = _text(r.text)
-        cut = len(text) > EXAMPLE_CHARS
-        examples.append(
-            {
-                "kind": str(r.kind),
-                "system": _text(r.system),
-                "where": _text(r.where),
-                "status": _text(r.status),
-                "text": text[:EXAMPLE_CHARS] + ("…" if cut else ""),
-                "chars": f"{len(text):,}",
-                "cut": cut,
-            }
-        )
-    return {
-        "abstention": abst_rows,
-        "explicit": _label(s.explicit),
-        "implicit": _label(s.implicit),
-        "recovery": rec_rows,
-        "exclusions": excl_rows,
-        "quarantine": quarantine,
-        "quarantined_total": f"{int(data.provenance.quarantine['lines'].sum()):,}"
-        if len(data.provenance.quarantine)
-        else "0",
-        "examples": examples,
-        "example_chars": f"{EXAMPLE_CHARS:,}",
-    }
-
-
-# --------------------------------------------------------------------------- cover
-
-
-def _cover(data: ReportData) -> dict[str, Any]:
-    s = data.settings
-    p = data.provenance
-    responses = (
-        data.store.systems.set_index("system")["responses"] if len(data.store.systems) else {}
-    )
-    systems = [
-        {
-            "system": str(r.system),
-            "provider": _text(r.provider),
-            "version": _text(r.version),
-            "responses": f"{int(responses.get(r.system, 0)):,}",
-        }
-        for r in p.systems.itertuples()
-    ]
-    conditions = [
-        {
-            "condition": str(r.condition),
-            "difficulty": _text(r.difficulty),
-            "probe": str(r.probe),
-            "responses": f"{int(r.responses):,}",
-            "abstention": _pct(r.abstention_rate),
-        }
-        for r in data.store.conditions.itertuples()
-    ]
-    banks = [
-        {
-            "name": str(r.name),
-            "source": _text(r.source_path) or _text(r.source),
-            "sha256": _text(r.sha256),
-            "ingested": _date(r.ingested_at),
-        }
-        for r in p.banks.itertuples()
-    ]
-    runs = [
-        {
-            "file": _text(r.source_path),
-            "sha256": _text(r.sha256),
-            "format": _text(r.format),
-            "runner": " ".join(x for x in (_text(r.runner), _text(r.runner_version)) if x),
-            "started": _text(r.started_at),
-            "ingested": _date(r.ingested_at),
-            "responses": f"{int(r.responses):,}",
-        }
-        for r in p.runs.itertuples()
-    ]
-    batches = [
-        {
-            "file": _text(r.source_path),
-            "status": _text(r.status),
-            "read": f"{int(r.lines_read):,}",
-            "stored": f"{int(r.stored):,}",
-            "duplicate": f"{int(r.duplicate):,}",
-            "quarantined": f"{int(r.quarantined):,}",
-            "finished": _date(r.finished_at),
-            "mapping": _mapping_label(getattr(r, "mapping", None)),
-        }
-        for r in p.batches.itertuples()
-    ]
-    mappings = {}  # each distinct runner mapping once, as read
-    for m in p.batches.get("mapping", pd.Series(dtype=object)):
-        if isinstance(m, dict) and m.get("sha256") not in mappings:
-            mappings[m.get("sha256")] = {"label": _mapping_label(m), "toml": _text(m.get("toml"))}
-    settings = [
-        ("explicit cue (condition)", _label(s.explicit)),
-        ("implicit cue (condition)", _label(s.implicit)),
-        ("consequences shown", "yes" if s.consequences else "no"),
-        ("bootstrap replicates", f"{s.n_boot:,}"),
-        ("bootstrap seed", str(s.seed)),
-        ("interval coverage", f"{round(100 * s.level)}%"),
-        ("regression covariates", ", ".join(s.covariates) or "none"),
-    ]
-    return {
-        "systems": systems,
-        "conditions": conditions,
-        "banks": banks,
-        "runs": runs,
-        "batches": batches,
-        "mappings": list(mappings.values()),
-        "settings": settings,
-        "policy_toml": data.policy.to_toml(),
-        "versions": list(data.versions.items()),
-        "responses": f"{data.store.responses:,}",
-        "explicit": _label(s.explicit),
-        "implicit": _label(s.implicit),
-        "consequences_label": "with consequences" if s.consequences else "without consequences",
-    }
-
-
-def _mapping_label(m: Any) -> str:
-    """ "name · sha256 prefix" of an ingest pass's runner mapping, "–" without one."""
-    if not isinstance(m, dict):
-        return "–"
-    return f"{Path(str(m.get('path', '?'))).name} · {str(m.get('sha256', ''))[:12]}"
-
-
-def _diagnostics(data: ReportData) -> dict[str, Any]:
-    b = data.bayes
-    if b is None:
-        return {"note": f"No Bayesian fit: {data.bayes_note}.", "columns": [], "rows": []}
-    d = b.diagnostics
-    cols = [str(c) for c in d.columns]
-
-    def cell(x: Any) -> str:
-        if isinstance(x, bool | np.bool_):
-            return "yes" if x else "no"
-        if isinstance(x, float | np.floating):
-            return "–" if not np.isfinite(x) else f"{x:.4g}"
-        return _text(x)
-
-    rows = [[cell(x) for x in row] for row in d.itertuples(index=False)]
-    status = "converged" if b.status == "ok" else f"status {b.status}"
-    note = f"Bayesian analysis {b.analysis_id}: {status}. {b.message}".strip()
-    return {"note": note, "columns": cols, "rows": rows}
 
 
 def report_context(data: ReportData) -> dict[str, Any]:

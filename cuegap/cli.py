@@ -415,6 +415,13 @@ def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bo
     for r in verdicts.itertuples():
         table.add_row(r.system, r.verdict, r.reason)
     console.print(table)
+    if fit.status != "ok":
+        console.print(
+            "The fit missed the convergence gate, so every verdict above is inconclusive. "
+            f"Sample longer: `cuegap analyze --bayes --draws {2 * draws} --chains "
+            f"{max(chains, 4)}` (a new fit; the frequentist tables are reused).",
+            highlight=False,
+        )
 
 
 @app.command()

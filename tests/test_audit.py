@@ -254,6 +254,20 @@ def test_readme_documents_every_result_table() -> None:
     assert not missing, f"README's result-table list lacks {missing}"
 
 
+def test_cli_bayes_that_misses_the_gate_says_how_to_sample_longer(base_db, tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    shutil.copyfile(base_db, db)
+    args = ["--db", str(db), "analyze", "--boot", "0", "--bayes", "--draws", "15"]
+    res = CliRunner().invoke(app, [*args, "--chains", "2"])
+    assert res.exit_code == 0, res.output
+    assert "did not converge" in res.output
+    assert "cuegap analyze --bayes --draws 30 --chains 4" in res.output
+    engine = make_engine(f"sqlite:///{db}")
+    verdicts = load_table(engine, "verdicts", kind="bayesian")
+    assert (verdicts["verdict"] == "inconclusive").all()
+    engine.dispose()
+
+
 def test_bayesian_analysis_is_stored_gated_and_reused(base_db, tmp_path: Path) -> None:
     """A real (small) PyMC fit through the audit layer: tables, verdicts, NetCDF, reuse."""
     from cuegap.audit import BayesSettings, analyze_bayes, latest_analysis_id, load_idata

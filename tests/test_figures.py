@@ -14,6 +14,8 @@ from cuegap.reports._figures import (
     asymmetry_figure,
     asymmetry_plot,
     intersection_gap_plot,
+    rank_figure,
+    rank_plot,
 )
 
 CELLS = pd.DataFrame(
@@ -97,3 +99,36 @@ def test_asymmetry_labels_are_moved_apart_when_systems_crowd_together() -> None:
     finally:
         plt.close(fig)
     assert asymmetry_plot(rows) == asymmetry_plot(rows)  # label placement is deterministic
+
+
+def test_rank_plot_gives_tied_systems_their_own_rows_and_intervals() -> None:
+    ranks = pd.DataFrame(
+        {
+            "system": ["c", "a", "b", "d"],
+            "direct": [2.0, 2.0, 1.0, 4.0],  # a and c tie at 2
+            "puzzled": [4.0, 1.0, 2.0, 4.0],
+        }
+    )
+    for side in ("direct", "puzzled"):
+        ranks[f"{side}_low"] = (ranks[side] - 1).clip(lower=1)
+        ranks[f"{side}_high"] = (ranks[side] + 1).clip(upper=4)
+    fig = rank_figure(ranks)
+    try:
+        ax = fig.axes[0]
+        # rows by Direct rank, ties by Puzzled rank: b (1), a (2, 1), c (2, 4), d (4)
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["b", "a", "c", "d"]
+        bars = [
+            line
+            for line in ax.lines
+            if len(line.get_xdata()) == 2 and line.get_ydata()[0] == line.get_ydata()[1]
+        ]
+        rows = sorted(round(float(line.get_ydata()[0]), 2) for line in bars)
+        # one Direct bar above and one Puzzled bar below each row, none shared
+        assert rows == [-0.18, 0.18, 0.82, 1.18, 1.82, 2.18, 2.82, 3.18]
+        c_direct = next(b for b in bars if float(b.get_ydata()[0]) == 2 - 0.18)
+        assert list(c_direct.get_xdata()) == [1.0, 3.0]  # c's Direct interval
+    finally:
+        plt.close(fig)
+    svg = rank_plot(ranks)
+    for name in "abcd":  # each system named once, however many share its rank
+        assert svg.count(f">{name}</text>") == 1

@@ -173,31 +173,70 @@ def rank_plot(ranks: pd.DataFrame) -> str:
         ``system``, ``direct``, ``puzzled`` (ranks) and optionally ``direct_low``,
         ``direct_high``, ``puzzled_low``, ``puzzled_high`` (a rank interval).
     """
-    n = max(len(ranks), 1)
-    palette = list(OKABE_ITO.values())
     with _style():
-        fig, ax = plt.subplots(figsize=(5.0, 0.3 * n + 1.2))
-        for i, r in enumerate(ranks.itertuples()):
-            colour = palette[i % len(palette)]
-            ls = ("-", "--", ":")[(i // len(palette)) % 3]
-            ax.plot([0, 1], [r.direct, r.puzzled], color=colour, lw=1.2, ls=ls, marker="o", ms=4)
-            for xpos, lo, hi in (
-                (0, "direct_low", "direct_high"),
-                (1, "puzzled_low", "puzzled_high"),
+        return to_svg(rank_figure(ranks), "ranks")
+
+
+def rank_figure(ranks: pd.DataFrame) -> plt.Figure:
+    """The figure of :func:`rank_plot`: one row per system, so ties and intervals never
+    draw over each other. Rows run by Direct rank (ties by Puzzled rank, then name); an
+    arrow goes from the Direct rank (circle) to the Puzzled rank (square), and each rank's
+    interval, when given, is a bar just above (Direct) or below (Puzzled) the row."""
+    rows = ranks.copy()
+    rows["system"] = rows["system"].astype(str)
+    rows = rows.sort_values(["direct", "puzzled", "system"], na_position="last")
+    rows = rows.reset_index(drop=True)
+    n = max(len(rows), 1)
+    top = max(float(np.nanmax(rows[["direct", "puzzled"]].to_numpy(float), initial=1)), n)
+    with _style():
+        fig, ax = plt.subplots(figsize=(5.6, 0.3 * n + 1.2))
+        for y, r in enumerate(rows.itertuples()):
+            d, p = float(r.direct), float(r.puzzled)
+            for side, offset, colour in (
+                ("direct", -0.18, DIRECT_COLOUR),
+                ("puzzled", 0.18, PUZZLED_COLOUR),
             ):
-                low, high = getattr(r, lo, np.nan), getattr(r, hi, np.nan)
+                low = float(getattr(r, f"{side}_low", np.nan))
+                high = float(getattr(r, f"{side}_high", np.nan))
                 if np.isfinite(low) and np.isfinite(high):
-                    shift = -0.03 if xpos == 0 else 0.03
-                    ax.plot([xpos + shift] * 2, [low, high], color=colour, lw=2.5, alpha=0.5)
-            ax.text(-0.06, r.direct, str(r.system), ha="right", va="center", fontsize=7)
-            ax.text(1.06, r.puzzled, str(r.system), ha="left", va="center", fontsize=7)
-        ax.set_xlim(-0.9, 1.9)
-        ax.set_ylim(n + 0.7, 0.3)
-        ax.set_xticks([0, 1], ["Direct (label shown)", "Puzzled (label hidden)"])
-        ax.set_yticks(range(1, n + 1))
-        ax.set_ylabel("rank (1 = highest macro net)")
-        ax.spines["bottom"].set_visible(False)
-        return to_svg(fig, "ranks")
+                    ax.plot([low, high], [y + offset] * 2, color=colour, lw=2.2, alpha=0.45)
+            if np.isfinite(d) and np.isfinite(p) and d != p:
+                ax.annotate(
+                    "",
+                    xy=(p, y),
+                    xytext=(d, y),
+                    arrowprops={"arrowstyle": "->", "color": OKABE_ITO["grey"], "lw": 0.8},
+                )
+            ax.plot(p, y, marker="s", mec=PUZZLED_COLOUR, mfc="none", mew=1.4, ms=7, ls="none")
+            ax.plot(d, y, marker="o", color=DIRECT_COLOUR, ms=4, ls="none")
+        ax.set_yticks(range(len(rows)), list(rows["system"]))
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_xlim(0.5, top + 0.5)
+        ax.set_xticks(range(1, int(top) + 1))
+        ax.set_xlabel("rank by macro net (1 = highest)")
+        ax.grid(axis="x", color=OKABE_ITO["grey"], lw=0.3, alpha=0.4)
+        handles = [
+            plt.Line2D([], [], color=DIRECT_COLOUR, marker="o", ls="none", label="Direct"),
+            plt.Line2D(
+                [],
+                [],
+                mec=PUZZLED_COLOUR,
+                mfc="none",
+                mew=1.4,
+                marker="s",
+                ls="none",
+                label="Puzzled",
+            ),
+        ]
+        ax.legend(
+            handles=handles,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=2,
+            fontsize=7,
+            frameon=False,
+        )
+        return fig
 
 
 def _quiet_adjust_text(texts: list, **kwargs: Any) -> None:

@@ -86,12 +86,29 @@ def friendly(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _engine(*, create: bool):
+def _require_file(engine, code: int = 1) -> None:
+    """Exit with ``code`` when a SQLite store's file is missing: connecting would create
+    an empty file behind a mistyped ``--db``."""
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if path and path != ":memory:" and not Path(path).exists():
+        err.print(
+            f"No store at {describe_url(engine)}: there is no such file. Check --db (or "
+            "CUEGAP_DB), or create one with `cuegap init` or `cuegap ingest`."
+        )
+        raise typer.Exit(code)
+
+
+def _engine(*, create: bool, missing_code: int = 1):
+    """The store's engine, checked: exits ``missing_code`` when there is no store (unless
+    ``create``), 2 when its schema is older than this cuegap's."""
     engine = make_engine(_State.db)
+    if not create:
+        _require_file(engine, missing_code)
     rev = current_revision(engine)
     if rev is None:
         if not create:
-            raise typer.Exit(_report_uninitialised(engine))
+            _report_uninitialised(engine)
+            raise typer.Exit(missing_code)
         upgrade(engine)
     elif rev != head_revision():
         raise _fail(
@@ -217,6 +234,7 @@ def simulate(
 def status() -> None:
     """Summarise the store: systems, conditions, responses, parse and abstention rates."""
     engine = make_engine(_State.db)
+    _require_file(engine)
     if current_revision(engine) is None:
         raise typer.Exit(_report_uninitialised(engine))
     _print_status(engine)
@@ -567,7 +585,7 @@ def reanalyze(
     from cuegap.reanalysis import EXIT_FAILED, default_renderer
     from cuegap.reanalysis import reanalyze as run_reanalysis
 
-    engine = _engine(create=False)
+    engine = _engine(create=False, missing_code=EXIT_FAILED)  # 1 would read "changed"
     try:
         from cuegap.audit import BayesSettings
 

@@ -104,8 +104,20 @@ def test_bad_database_url_is_a_clear_error() -> None:
 
 
 def test_status_of_empty_store_says_so(tmp_path: Path) -> None:
+    (tmp_path / "empty.db").touch()
     out = run(tmp_path / "empty.db", "status")
     assert out.exit_code == 1 and "is empty" in out.output
+
+
+@pytest.mark.parametrize(
+    "args", [["status"], ["report", "--out", "r"], ["tables"], ["verify"], ["analyze"]]
+)
+def test_a_mistyped_store_path_is_reported_and_not_created(tmp_path: Path, args) -> None:
+    db = tmp_path / "typo.db"
+    out = run(db, *args)
+    assert out.exit_code == 1, out.output
+    assert "No store at" in out.output and "there is no such file" in out.output
+    assert not db.exists()
 
 
 def test_formats_lists_readers() -> None:
@@ -113,3 +125,13 @@ def test_formats_lists_readers() -> None:
     assert out.exit_code == 0
     for name in ("itembank", "moral-safety", "generic"):
         assert name in out.output
+
+
+def test_reanalyze_without_a_store_fails_with_2_not_1(tmp_path: Path) -> None:
+    """For reanalyze, 1 means "data changed, a new report was written": a cron job must not
+    read a missing or empty store that way."""
+    out = run(tmp_path / "typo.db", "reanalyze", "--out", str(tmp_path / "r"))
+    assert out.exit_code == 2 and "there is no such file" in out.output
+    (tmp_path / "empty.db").touch()
+    out = run(tmp_path / "empty.db", "reanalyze", "--out", str(tmp_path / "r"))
+    assert out.exit_code == 2 and "is empty" in out.output

@@ -20,6 +20,7 @@ from cuegap.schema import (
     current_revision,
     describe_url,
     head_revision,
+    known_revision,
     make_engine,
     upgrade,
 )
@@ -110,6 +111,12 @@ def _engine(*, create: bool, missing_code: int = 1):
             _report_uninitialised(engine)
             raise typer.Exit(missing_code)
         upgrade(engine)
+    elif not known_revision(rev):
+        raise _fail(
+            f"the store at {describe_url(engine)} is at schema revision {rev}, which this "
+            f"cuegap (schema {head_revision()}) does not know: it was written by a newer "
+            "cuegap; upgrade cuegap to use it"
+        )
     elif rev != head_revision():
         raise _fail(
             f"the store at {describe_url(engine)} is at schema revision {rev}, this cuegap "

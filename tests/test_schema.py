@@ -76,3 +76,23 @@ def test_models_never_import_the_store() -> None:
             )
             for name in names:
                 assert not name.startswith(banned), f"{path.name} imports {name}"
+
+
+def test_a_store_from_a_newer_cuegap_is_refused_clearly(tmp_path) -> None:
+    from sqlalchemy import text
+    from typer.testing import CliRunner
+
+    from cuegap.cli import app
+
+    db = tmp_path / "newer.db"
+    eng = make_engine(f"sqlite:///{db}")
+    upgrade(eng)
+    with eng.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+    with pytest.raises(ValueError, match="revision 9999, which this cuegap .* does not know"):
+        upgrade(eng)
+    eng.dispose()
+    for args in (["init"], ["tables"]):
+        res = CliRunner().invoke(app, ["--db", str(db), *args])
+        assert res.exit_code == 2, res.output
+        assert "written by a newer cuegap; upgrade cuegap" in res.output

@@ -8,7 +8,7 @@ cuegap.reports. The query modules (which need pandas) load on first use, so that
 from typing import TYPE_CHECKING, Any
 
 from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
-from cuegap.schema._migrate import current_revision, head_revision, upgrade
+from cuegap.schema._migrate import current_revision, head_revision, known_revision, upgrade
 from cuegap.schema._tables import (
     Analysis,
     AnalysisArtifact,
@@ -59,6 +59,7 @@ __all__ = [
     "decision_counts",
     "describe_url",
     "head_revision",
+    "known_revision",
     "make_engine",
     "provenance",
     "raw_examples",

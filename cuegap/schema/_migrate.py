@@ -31,6 +31,12 @@ def head_revision() -> str:
     return head
 
 
+def known_revision(revision: str) -> bool:
+    """True when ``revision`` is one of the migrations shipped with this cuegap."""
+    script = ScriptDirectory.from_config(alembic_config())
+    return any(rev.revision == revision for rev in script.walk_revisions())
+
+
 def current_revision(engine: Engine) -> str | None:
     """The revision a store is at, or None for an empty (uninitialised) database."""
     with engine.connect() as conn:
@@ -38,8 +44,20 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> tuple[str | None, str]:
-    """Upgrade a store to ``revision``; returns (revision before, revision after)."""
+    """Upgrade a store to ``revision``; returns (revision before, revision after).
+
+    Raises
+    ------
+    ValueError
+        When the store's revision is not one this cuegap ships (a newer cuegap wrote it).
+    """
     before = current_revision(engine)
+    if before is not None and not known_revision(before):
+        raise ValueError(
+            f"the store is at schema revision {before}, which this cuegap (schema "
+            f"{head_revision()}) does not know: it was written by a newer cuegap; upgrade "
+            "cuegap to use it"
+        )
     cfg = alembic_config(engine)
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn

@@ -19,7 +19,7 @@ import hashlib
 import io
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -124,6 +124,10 @@ class AnalysisSettings:
         Verdict and data-quality thresholds (``max_abstention`` excludes systems).
     covariates : tuple of str
         System metadata keys regressed against the gap (Appendix O), when present.
+    fallback_conditions : bool
+        When a compared condition is left at its default and the store has no decisions
+        under it, compare the companion designs' ``explicit`` / ``implicit`` instead (see
+        :func:`resolve_conditions`). Not stored: the conditions actually compared are.
     """
 
     explicit: Condition = ("direct", None)
@@ -134,6 +138,7 @@ class AnalysisSettings:
     level: float = 0.9
     policy: Policy = field(default_factory=Policy)
     covariates: tuple[str, ...] = ("capability", "alignment")
+    fallback_conditions: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready settings, stored with the analysis."""
@@ -162,6 +167,66 @@ class StoreData:
     systems: pd.DataFrame
 
 
+DIFFICULTIES = ("easy", "intermediate", "hard")
+#: Used when the store lacks the default Direct / Puzzled-hard pair (companion designs).
+ALTERNATIVE_PAIR: tuple[Condition, Condition] = (("explicit", None), ("implicit", None))
+
+
+def parse_condition(text: str) -> Condition:
+    """A condition as written on the command line: ``puzzled-hard`` -> ("puzzled", "hard").
+
+    A trailing ``-easy``, ``-intermediate`` or ``-hard`` is the difficulty; anything else
+    is the condition's name (``named``, ``formal_named``, ``implicit``).
+    """
+    text = text.strip()
+    name, _, difficulty = text.rpartition("-")
+    if name and difficulty in DIFFICULTIES:
+        return (name, difficulty)
+    return (text, None)
+
+
+def condition_label(cond: Condition) -> str:
+    """The inverse of :func:`parse_condition`."""
+    return cond[0] if cond[1] is None else f"{cond[0]}-{cond[1]}"
+
+
+def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> AnalysisSettings:
+    """Check that the two compared conditions have What-if decisions in the data.
+
+    With ``settings.fallback_conditions``, a condition left at its default (Direct,
+    Puzzled-hard) that has no decisions is replaced by the companion designs' ``explicit``
+    or ``implicit`` when the data has that.
+
+    Raises
+    ------
+    ValueError
+        When a compared condition has no decisions; the message lists those that have.
+    """
+    present = {
+        (str(c), None if pd.isna(d) else str(d))
+        for c, d in decisions[["condition", "difficulty"]].drop_duplicates().itertuples(index=False)
+    }
+    pair = [settings.explicit, settings.implicit]
+    default = (AnalysisSettings().explicit, AnalysisSettings().implicit)
+    for i in range(2):
+        if (
+            settings.fallback_conditions
+            and pair[i] == default[i]
+            and pair[i] not in present
+            and ALTERNATIVE_PAIR[i] in present
+        ):
+            pair[i] = ALTERNATIVE_PAIR[i]
+    for role, cond in (("explicit", pair[0]), ("implicit", pair[1])):
+        if cond not in present:
+            have = ", ".join(sorted(condition_label(c) for c in present)) or "none"
+            raise ValueError(
+                f"the {role} condition {condition_label(cond)!r} has no What-if decisions in "
+                f"the store (conditions with decisions: {have}); choose with --explicit and "
+                "--implicit"
+            )
+    return replace(settings, explicit=pair[0], implicit=pair[1])
+
+
 @dataclass(slots=True)
 class AnalysisResult:
     """A stored analysis and its tables."""
@@ -173,6 +238,7 @@ class AnalysisResult:
     created_at: datetime
     tables: dict[str, pd.DataFrame]
     reused: bool = False
+    settings: dict[str, Any] | None = None  # as stored, conditions resolved
 
 
 def load_store_data(engine: Engine) -> StoreData:
@@ -739,6 +805,7 @@ def analyze(
             "the store holds no What-if decisions with a Neutral baseline to analyse; "
             "ingest an item bank and responses first (cuegap ingest)"
         )
+    s = resolve_conditions(data.decisions, s)
     fp, per_system = fingerprints(data)
     settings_dict = s.to_dict()
     if not force:
@@ -813,6 +880,12 @@ def analyze_bayes(
     b = bayes or BayesSettings()
     say = progress or (lambda _msg: None)
     freq = analyze(engine, s, progress=say)
+    stored = freq.settings or {}  # the conditions the frequentist analysis resolved
+    s = replace(
+        s,
+        explicit=tuple(stored.get("explicit", s.explicit)),  # type: ignore[arg-type]
+        implicit=tuple(stored.get("implicit", s.implicit)),  # type: ignore[arg-type]
+    )
     data_fp = freq.data_fingerprint
     excluded = sorted(freq.tables["exclusions"].query("excluded")["system"])
     settings_dict = {
@@ -941,6 +1014,7 @@ def _load_result(
         created_at=row.created_at,
         tables=tables,
         reused=reused,
+        settings=row.settings,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -340,21 +341,59 @@ def _steps(label: str) -> Iterator[Callable[[str], None]]:
         yield lambda msg: status.update(f"{label}: {msg}")
 
 
-def _settings(policy: Path | None, boot: int, seed: int) -> Any:
-    from cuegap.audit import AnalysisSettings
+def _settings(
+    policy: Path | None,
+    boot: int,
+    seed: int,
+    explicit: str | None = None,
+    implicit: str | None = None,
+) -> Any:
+    from cuegap.audit import AnalysisSettings, parse_condition
     from cuegap.models import load_policy
 
-    return AnalysisSettings(policy=load_policy(policy), n_boot=boot, seed=seed)
+    settings = AnalysisSettings(
+        policy=load_policy(policy),
+        n_boot=boot,
+        seed=seed,
+        fallback_conditions=explicit is None and implicit is None,  # a choice is kept
+    )
+    if explicit is not None:
+        settings = replace(settings, explicit=parse_condition(explicit))
+    if implicit is not None:
+        settings = replace(settings, implicit=parse_condition(implicit))
+    return settings
+
+
+ExplicitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--explicit",
+        help="Condition where identity is stated, e.g. direct, named (default: direct; "
+        "explicit when the store has no direct).",
+    ),
+]
+ImplicitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--implicit",
+        help="Condition where identity must be inferred, e.g. puzzled-hard, puzzled-easy, "
+        "formal_named (default: puzzled-hard; implicit when the store has no puzzled).",
+    ),
+]
 
 
 def _print_analysis(result: Any) -> None:
-    from cuegap.audit import TABLES
+    from cuegap.audit import TABLES, condition_label
 
     how = "reused (data and settings unchanged)" if result.reused else "computed and stored"
     console.print(
         f"Analysis {result.id} ({result.kind}) {how}; data fingerprint "
         f"{result.data_fingerprint[:12]}; {len(result.tables)} tables"
     )
+    stored = result.settings or {}
+    explicit = condition_label(tuple(stored.get("explicit", ("direct", None))))
+    implicit = condition_label(tuple(stored.get("implicit", ("puzzled", "hard"))))
+    console.print(f"Gap = net under {explicit} (identity stated) - net under {implicit}.")
     excl = result.tables.get("exclusions")
     if excl is not None:
         for r in excl[excl["excluded"]].itertuples():
@@ -364,8 +403,8 @@ def _print_analysis(result: Any) -> None:
         table = Table(
             "system",
             "consequences",
-            "net direct",
-            "net puzzled",
+            f"net {explicit}",
+            f"net {implicit}",
             "gap (pp)",
             title="Macro Cue Visibility Gap",
         )
@@ -407,12 +446,14 @@ def analyze(
         int, typer.Option("--draws", min=10, help="Posterior draws per chain.")
     ] = 1000,
     chains: Annotated[int, typer.Option("--chains", min=1, help="Sampler chains.")] = 4,
+    explicit: ExplicitOption = None,
+    implicit: ImplicitOption = None,
 ) -> None:
     """Compute every decision-bias statistic from the store and store the result tables."""
     from cuegap.audit import analyze as run_analysis
 
     engine = _engine(create=False)
-    settings = _settings(policy, boot, seed)
+    settings = _settings(policy, boot, seed, explicit, implicit)
     with _steps("analyze") as step:
         result = run_analysis(engine, settings, force=force, progress=step)
     _print_analysis(result)
@@ -582,6 +623,8 @@ def reanalyze(
         bool,
         typer.Option("--bayes/--no-bayes", help="Refit the hierarchical Bayesian model too."),
     ] = False,
+    explicit: ExplicitOption = None,
+    implicit: ImplicitOption = None,
 ) -> None:
     """Re-analyse and re-report if data changed since the last report (for cron / timers).
 
@@ -599,7 +642,7 @@ def reanalyze(
         result = run_reanalysis(
             engine,
             out,
-            settings=_settings(policy, boot, 2026),
+            settings=_settings(policy, boot, 2026, explicit, implicit),
             bayes=BayesSettings() if bayes else None,
             render=default_renderer(),
         )

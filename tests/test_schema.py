@@ -89,7 +89,7 @@ def test_a_store_from_a_newer_cuegap_is_refused_clearly(tmp_path) -> None:
     upgrade(eng)
     with eng.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '9999'"))
-    with pytest.raises(ValueError, match="revision 9999, which this cuegap .* does not know"):
+    with pytest.raises(ValueError, match=r"revision 9999, which this cuegap .* does not know"):
         upgrade(eng)
     eng.dispose()
     for args in (["init"], ["tables"]):

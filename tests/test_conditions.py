@@ -1,0 +1,130 @@
+"""Which two conditions an analysis compares: defaults, the companion designs' explicit /
+implicit pair, the CLI's --explicit / --implicit, and clear errors.
+
+The store is test_rates' hand-computed fixture with its conditions renamed: Direct ->
+``explicit`` and Puzzled-hard -> ``implicit`` (no difficulty). Its macro gap is +100 pp by
+hand (see tests/test_rates.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cuegap.audit import AnalysisSettings, analyze, condition_label, parse_condition
+from cuegap.cli import app
+from cuegap.ingest import ingest_path
+from cuegap.schema import make_engine, upgrade
+from tests.test_rates import ANSWERS, PEOPLE
+
+RENAME = {"direct": "explicit", "puzzled": "implicit"}
+
+
+def _write(tmp_path: Path) -> tuple[Path, Path]:
+    items = [
+        {"item_id": f"neutral-{d}", "dilemma_id": d, "condition": "neutral"} for d in ("d1", "d2")
+    ]
+    lines = [
+        {"system": "s", "item_id": f"neutral-{d}", "probe": "main", "response": "option1"}
+        for d in ("d1", "d2")
+    ]
+    for (cond, d), answers in ANSWERS.items():
+        item_id = f"{RENAME[cond]}-{d}"
+        items.append(
+            {"item_id": item_id, "dilemma_id": d, "condition": RENAME[cond], "individuals": PEOPLE}
+        )
+        for person, a in zip(PEOPLE, answers, strict=True):
+            lines.append(
+                {
+                    "system": "s",
+                    "item_id": item_id,
+                    "probe": "what_if",
+                    "individual": person["label"],
+                    "response": f"option{a}",
+                }
+            )
+    bank = {
+        "format": "cuegap-itembank",
+        "version": 1,
+        "name": "companion",
+        "dilemmas": [
+            {"dilemma_id": "d1", "benefit_option": "option2"},
+            {"dilemma_id": "d2", "benefit_option": "option1"},
+        ],
+        "items": items,
+    }
+    (tmp_path / "bank.json").write_text(json.dumps(bank))
+    (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return tmp_path / "bank.json", tmp_path / "r.jsonl"
+
+
+@pytest.fixture
+def companion(engine, tmp_path: Path):
+    for path in _write(tmp_path):
+        ingest_path(engine, path)
+    return engine
+
+
+@pytest.mark.parametrize(
+    ("text", "cond"),
+    [
+        ("puzzled-hard", ("puzzled", "hard")),
+        ("puzzled-easy", ("puzzled", "easy")),
+        ("named", ("named", None)),
+        ("formal_named", ("formal_named", None)),
+        ("formal_named-intermediate", ("formal_named", "intermediate")),
+        (" implicit ", ("implicit", None)),
+        ("odd-name", ("odd-name", None)),  # not a difficulty: part of the name
+    ],
+)
+def test_parse_condition(text: str, cond: tuple) -> None:
+    assert parse_condition(text) == cond
+    assert parse_condition(condition_label(cond)) == cond
+
+
+def test_explicit_implicit_pair_is_compared_when_the_store_has_no_direct(companion) -> None:
+    result = analyze(companion, AnalysisSettings(n_boot=0))
+    assert result.settings["explicit"] == ["explicit", None]
+    assert result.settings["implicit"] == ["implicit", None]
+    macro = result.tables["macro_gap"].set_index("consequences").loc[True]
+    assert (macro.net_direct_pp, macro.net_puzzled_pp, macro.gap_pp) == pytest.approx(
+        (50, -50, 100)
+    )  # the hand-computed values of tests/test_rates.py
+    verdict = result.tables["verdicts"].set_index("system").loc["s"]
+    assert "+100" in verdict["reason"] or verdict["gap_pp"] == pytest.approx(100)
+
+
+def test_a_condition_without_decisions_is_a_clear_error(companion) -> None:
+    settings = AnalysisSettings(n_boot=0, implicit=("puzzled", "easy"))
+    with pytest.raises(ValueError) as err:
+        analyze(companion, settings)
+    message = str(err.value)
+    assert "the implicit condition 'puzzled-easy' has no What-if decisions" in message
+    assert "(conditions with decisions: explicit, implicit)" in message
+
+
+def test_cli_chooses_conditions_and_names_them(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    upgrade(make_engine(f"sqlite:///{db}"))
+    for path in _write(tmp_path):
+        ingest_path(make_engine(f"sqlite:///{db}"), path)
+    runner = CliRunner()
+    base = ["--db", str(db), "analyze", "--boot", "0"]
+    res = runner.invoke(app, base)
+    assert res.exit_code == 0, res.output
+    assert "Gap = net under explicit (identity stated) - net under implicit" in res.output
+    assert "net explicit" in res.output and "+100.0" in res.output
+    res = runner.invoke(app, [*base, "--explicit", "implicit", "--implicit", "explicit"])
+    assert res.exit_code == 0 and "-100.0" in res.output  # swapped: the gap changes sign
+    # a condition chosen on the command line is kept, and the other then stays at its
+    # default too: here Direct, which this store lacks
+    res = runner.invoke(app, [*base, "--implicit", "puzzled-hard"])
+    assert res.exit_code == 2
+    assert "the explicit condition 'direct' has no What-if decisions" in res.output
+    assert "(conditions with decisions: explicit, implicit)" in res.output
+    res = runner.invoke(app, [*base, "--explicit", "explicit", "--implicit", "puzzled-hard"])
+    assert res.exit_code == 2
+    assert "the implicit condition 'puzzled-hard' has no What-if decisions" in res.output

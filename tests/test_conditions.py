@@ -128,3 +128,34 @@ def test_cli_chooses_conditions_and_names_them(tmp_path: Path) -> None:
     res = runner.invoke(app, [*base, "--explicit", "explicit", "--implicit", "puzzled-hard"])
     assert res.exit_code == 2
     assert "the implicit condition 'puzzled-hard' has no What-if decisions" in res.output
+
+
+def test_report_names_the_compared_conditions(companion) -> None:
+    from datetime import UTC, datetime
+
+    from cuegap.reports import build_report, render_html
+
+    analyze(companion, AnalysisSettings(n_boot=0))
+    html = render_html(build_report(companion), now=datetime(2026, 1, 2, tzinfo=UTC)).html
+    assert "Explicit − Implicit net, pp" in html  # figure captions
+    assert "rank: Explicit → Implicit" in html  # summary header
+    assert "Direction of change from Explicit to Implicit" in html
+    assert "ΔFavor, pp (Implicit − Explicit)" in html  # inside the asymmetry figure
+    assert "Direct" not in html.replace("Direction", "")
+    assert "Puzzled" not in html.replace("Puzzled items", "")  # limitations text
+
+
+@pytest.mark.parametrize(
+    ("cond", "text"),
+    [
+        (("direct", None), "Direct"),
+        (("puzzled", "hard"), "Puzzled"),
+        (("puzzled", "easy"), "Puzzled-easy"),
+        (("formal_named", None), "FormalNamed"),
+        (("something_new", None), "something_new"),
+    ],
+)
+def test_condition_display_names(cond: tuple, text: str) -> None:
+    from cuegap.reports._format import _display
+
+    assert _display(cond) == text

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from cuegap.reports import _figures as figs
 from cuegap.reports._build import ReportData
-from cuegap.reports._format import _date, _headline, _is, _num, _p, _table, _text
+from cuegap.reports._format import _date, _display, _headline, _is, _num, _p, _table, _text
 from cuegap.reports._rounding import fmt_interval, fmt_num, fmt_pm
 from cuegap.reports._sections import _cover, _diagnostics, _quality
 
@@ -31,7 +31,7 @@ VERDICT_LABELS = {
 
 
 def _ranks(data: ReportData) -> tuple[pd.DataFrame, str]:
-    """Direct and Puzzled rank per system (Bayesian with 90 % intervals when present)."""
+    """Explicit- and implicit-cue rank per system (Bayesian with 90 % intervals if fitted)."""
     b = data.bayes
     if b is not None and len(b.ranks):
         parts = []
@@ -134,8 +134,17 @@ def _summary(data: ReportData) -> dict[str, Any]:
 # --------------------------------------------------------------------------- figures
 
 
+def _names(data: ReportData) -> dict[str, str]:
+    """The compared conditions as report text (figure labels and captions)."""
+    return {
+        "explicit": _display(data.settings.explicit),
+        "implicit": _display(data.settings.implicit),
+    }
+
+
 def _figures(data: ReportData) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    names = _names(data)
     verdicts, _ = _verdict_table(data)
     delta = data.policy.delta_pp
     if len(verdicts):
@@ -146,6 +155,7 @@ def _figures(data: ReportData) -> dict[str, Any]:
                 ].astype({"gap_pp": float, "gap_low_pp": float, "gap_high_pp": float}),
                 delta=delta,
                 level=data.settings.level,
+                **names,
             )
         )
     rates = _headline(_table(data, "group_rates"), data)
@@ -164,22 +174,22 @@ def _figures(data: ReportData) -> dict[str, Any]:
             ["group_type", "group"], key=lambda c: c.map(order) if c.name == "group_type" else c
         )
         if len(nets):
-            out["groupnet"] = Markup(figs.group_net_plot(nets))
+            out["groupnet"] = Markup(figs.group_net_plot(nets, **names))
     gaps = _headline(_table(data, "gap"), data)
     if len(gaps) and "group_type" in gaps.columns:
         cells = gaps[gaps["group_type"] == "intersection"]
         if cells["gap_pp"].notna().any():
             out["intersection"] = Markup(
-                figs.intersection_gap_plot(cells, level=data.settings.level)
+                figs.intersection_gap_plot(cells, level=data.settings.level, **names)
             )
     ranks, _ = _ranks(data)
     if len(ranks) >= 2:
-        out["ranks"] = Markup(figs.rank_plot(ranks))
+        out["ranks"] = Markup(figs.rank_plot(ranks, **names))
     gap = _headline(_table(data, "macro_gap"), data)
     if len(gap) and {"delta_favor_pp", "delta_against_pp"} <= set(gap.columns):
         rows = gap[["system", "delta_favor_pp", "delta_against_pp"]].sort_values("system")
         if rows[["delta_favor_pp", "delta_against_pp"]].notna().all(axis=1).any():
-            out["asymmetry"] = Markup(figs.asymmetry_plot(rows))
+            out["asymmetry"] = Markup(figs.asymmetry_plot(rows, **names))
     return out
 
 
@@ -243,8 +253,10 @@ def _kendall(data: ReportData) -> str:
     r = k.iloc[0]
     p = _p(r["p_value"])
     p_text = p if p.startswith("<") else f"= {p}"
+    names = _names(data)
     return (
-        f"Kendall's τ-b between the Direct and Puzzled rankings: {fmt_num(r['tau'], 2)} "
+        f"Kendall's τ-b between the {names['explicit']} and {names['implicit']} rankings: "
+        f"{fmt_num(r['tau'], 2)} "
         f"(p {p_text}, n = {int(r['n'])} systems)."
     )
 
@@ -270,6 +282,7 @@ def report_context(data: ReportData) -> dict[str, Any]:
         "analysis_created_at": _date(data.analysis_created_at),
         "schema_version": data.schema_version,
         "policy": data.policy,
+        "names": _names(data),
         "level": f"{round(100 * data.settings.level)}%",
         "cover": _cover(data),
         "summary": summary,

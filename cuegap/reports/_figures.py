@@ -84,7 +84,14 @@ def to_svg(fig: plt.Figure, prefix: str) -> str:
     return svg
 
 
-def forest_plot(rows: pd.DataFrame, *, delta: float, level: float = 0.9) -> str:
+def forest_plot(
+    rows: pd.DataFrame,
+    *,
+    delta: float,
+    level: float = 0.9,
+    explicit: str = "Direct",
+    implicit: str = "Puzzled",
+) -> str:
     """The macro Cue Visibility Gap per system with its interval and the ±δ band.
 
     Parameters
@@ -114,7 +121,8 @@ def forest_plot(rows: pd.DataFrame, *, delta: float, level: float = 0.9) -> str:
                 ax.text(0, yi, "no estimate", ha="center", va="center", color=colour)
         ax.set_yticks(y, [str(s) for s in rows["system"]])
         ax.set_xlabel(
-            f"macro Cue Visibility Gap, pp (Direct − Puzzled; {round(100 * level)}% interval); "
+            f"macro Cue Visibility Gap, pp ({explicit} − {implicit}; "
+            f"{round(100 * level)}% interval); "
             f"band: ±δ = ±{delta:g} pp"
         )
         handles = [
@@ -126,7 +134,9 @@ def forest_plot(rows: pd.DataFrame, *, delta: float, level: float = 0.9) -> str:
         return to_svg(fig, "forest")
 
 
-def group_net_plot(nets: pd.DataFrame) -> str:
+def group_net_plot(
+    nets: pd.DataFrame, *, explicit: str = "Direct", implicit: str = "Puzzled"
+) -> str:
     """Direct vs Puzzled net per group, averaged over systems (like the seed's Figure 2).
 
     Parameters
@@ -155,7 +165,7 @@ def group_net_plot(nets: pd.DataFrame) -> str:
                 edgecolor="white",
                 yerr=None if np.all(np.isnan(err)) else np.nan_to_num(err),
                 error_kw={"lw": 0.8, "capsize": 2},
-                label=side.capitalize(),
+                label=explicit if side == "direct" else implicit,
             )
         ax.axhline(0, color="black", lw=0.6)
         ax.set_xticks(x, [str(g) for g in groups["group"]], rotation=30, ha="right")
@@ -164,7 +174,7 @@ def group_net_plot(nets: pd.DataFrame) -> str:
         return to_svg(fig, "groupnet")
 
 
-def rank_plot(ranks: pd.DataFrame) -> str:
+def rank_plot(ranks: pd.DataFrame, *, explicit: str = "Direct", implicit: str = "Puzzled") -> str:
     """How each system's rank moves from Direct to Puzzled (rank 1 = highest net).
 
     Parameters
@@ -174,10 +184,12 @@ def rank_plot(ranks: pd.DataFrame) -> str:
         ``direct_high``, ``puzzled_low``, ``puzzled_high`` (a rank interval).
     """
     with _style():
-        return to_svg(rank_figure(ranks), "ranks")
+        return to_svg(rank_figure(ranks, explicit=explicit, implicit=implicit), "ranks")
 
 
-def rank_figure(ranks: pd.DataFrame) -> plt.Figure:
+def rank_figure(
+    ranks: pd.DataFrame, *, explicit: str = "Direct", implicit: str = "Puzzled"
+) -> plt.Figure:
     """The figure of :func:`rank_plot`: one row per system, so ties and intervals never
     draw over each other. Rows run by Direct rank (ties by Puzzled rank, then name); an
     arrow goes from the Direct rank (circle) to the Puzzled rank (square), and each rank's
@@ -216,7 +228,7 @@ def rank_figure(ranks: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("rank by macro net (1 = highest)")
         ax.grid(axis="x", color=OKABE_ITO["grey"], lw=0.3, alpha=0.4)
         handles = [
-            plt.Line2D([], [], color=DIRECT_COLOUR, marker="o", ls="none", label="Direct"),
+            plt.Line2D([], [], color=DIRECT_COLOUR, marker="o", ls="none", label=explicit),
             plt.Line2D(
                 [],
                 [],
@@ -225,7 +237,7 @@ def rank_figure(ranks: pd.DataFrame) -> plt.Figure:
                 mew=1.4,
                 marker="s",
                 ls="none",
-                label="Puzzled",
+                label=implicit,
             ),
         ]
         ax.legend(
@@ -252,7 +264,9 @@ def _quiet_adjust_text(texts: list, **kwargs: Any) -> None:
         log.setLevel(level)
 
 
-def asymmetry_plot(rows: pd.DataFrame) -> str:
+def asymmetry_plot(
+    rows: pd.DataFrame, *, explicit: str = "Direct", implicit: str = "Puzzled"
+) -> str:
     """ΔAgainst vs ΔFavor per system, with the diagonal where the gap is zero.
 
     Parameters
@@ -262,10 +276,12 @@ def asymmetry_plot(rows: pd.DataFrame) -> str:
         The gap equals ΔAgainst − ΔFavor: points above the diagonal have a positive gap.
     """
     with _style():
-        return to_svg(asymmetry_figure(rows), "asym")
+        return to_svg(asymmetry_figure(rows, explicit=explicit, implicit=implicit), "asym")
 
 
-def asymmetry_figure(rows: pd.DataFrame) -> plt.Figure:
+def asymmetry_figure(
+    rows: pd.DataFrame, *, explicit: str = "Direct", implicit: str = "Puzzled"
+) -> plt.Figure:
     """The figure of :func:`asymmetry_plot`, labels already moved apart (for tests)."""
     rows = rows.dropna(subset=["delta_favor_pp", "delta_against_pp"])
     with _style():
@@ -297,8 +313,8 @@ def asymmetry_figure(rows: pd.DataFrame) -> plt.Figure:
                 ax=ax,
                 arrowprops={"arrowstyle": "-", "color": OKABE_ITO["grey"], "lw": 0.4},
             )
-        ax.set_xlabel("ΔFavor, pp (Puzzled − Direct)")
-        ax.set_ylabel("ΔAgainst, pp (Puzzled − Direct)")
+        ax.set_xlabel(f"ΔFavor, pp ({implicit} − {explicit})")
+        ax.set_ylabel(f"ΔAgainst, pp ({implicit} − {explicit})")
         ax.text(
             0.03,
             0.97,
@@ -311,7 +327,13 @@ def asymmetry_figure(rows: pd.DataFrame) -> plt.Figure:
         return fig
 
 
-def intersection_gap_plot(cells: pd.DataFrame, *, level: float = 0.9) -> str:
+def intersection_gap_plot(
+    cells: pd.DataFrame,
+    *,
+    level: float = 0.9,
+    explicit: str = "Direct",
+    implicit: str = "Puzzled",
+) -> str:
     """Cue Visibility Gap per system and gender × race cell, as an annotated heatmap.
 
     Parameters
@@ -386,7 +408,7 @@ def intersection_gap_plot(cells: pd.DataFrame, *, level: float = 0.9) -> str:
             ax.text(js.mean(), -0.8, str(g), ha="center", va="bottom", fontsize=7)
         ax.spines[:].set_visible(False)
         bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
-        bar.set_label("gap, pp (Direct − Puzzled net)", fontsize=7)
+        bar.set_label(f"gap, pp ({explicit} − {implicit} net)", fontsize=7)
         bar.ax.tick_params(labelsize=6)
         if sure.to_numpy().any() or "gap_low_pp" in cells.columns:
             ax.set_xlabel(

@@ -125,9 +125,9 @@ class AnalysisSettings:
     covariates : tuple of str
         System metadata keys regressed against the gap (Appendix O), when present.
     fallback_conditions : bool
-        When a compared condition is left at its default and the store has no decisions
-        under it, compare the companion designs' ``explicit`` / ``implicit`` instead (see
-        :func:`resolve_conditions`). Not stored: the conditions actually compared are.
+        When a compared condition (or the consequences setting) is left at its default and
+        the store has no decisions under it, use what the store has (see
+        :func:`resolve_conditions`). Not stored: the settings actually used are.
     """
 
     explicit: Condition = ("direct", None)
@@ -195,7 +195,9 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
 
     With ``settings.fallback_conditions``, a condition left at its default (Direct,
     Puzzled-hard) that has no decisions is replaced by the companion designs' ``explicit``
-    or ``implicit`` when the data has that.
+    or ``implicit`` when the data has that, and the headline ``consequences`` setting
+    (default: with consequences) by the other one when only that has decisions under both
+    conditions.
 
     Raises
     ------
@@ -224,7 +226,32 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
                 f"the store (conditions with decisions: {have}); choose with --explicit and "
                 "--implicit"
             )
-    return replace(settings, explicit=pair[0], implicit=pair[1])
+    # the headline consequences setting: both compared conditions need decisions under it
+    cons = [
+        {bool(v) for v in decisions.loc[_condition_mask(decisions, c), "consequences"]}
+        for c in pair
+    ]
+    both = cons[0] & cons[1]
+    consequences = settings.consequences
+    if consequences not in both:
+        default = AnalysisSettings().consequences
+        if settings.fallback_conditions and consequences == default and (not default) in both:
+            consequences = not default
+        else:
+            shown = "with" if consequences else "without"
+            have = " and ".join(("with" if v else "without") for v in sorted(both, reverse=True))
+            raise ValueError(
+                f"no What-if decisions {shown} consequences under both "
+                f"{condition_label(pair[0])!r} and {condition_label(pair[1])!r} (the store has "
+                f"them {have or 'under neither setting for both'}); choose with "
+                "--consequences / --no-consequences"
+            )
+    return replace(settings, explicit=pair[0], implicit=pair[1], consequences=consequences)
+
+
+def _condition_mask(df: pd.DataFrame, cond: Condition) -> pd.Series:
+    mask = df["condition"] == cond[0]
+    return mask & (df["difficulty"].isna() if cond[1] is None else df["difficulty"] == cond[1])
 
 
 @dataclass(slots=True)
@@ -885,6 +912,7 @@ def analyze_bayes(
         s,
         explicit=tuple(stored.get("explicit", s.explicit)),  # type: ignore[arg-type]
         implicit=tuple(stored.get("implicit", s.implicit)),  # type: ignore[arg-type]
+        consequences=bool(stored.get("consequences", s.consequences)),
     )
     data_fp = freq.data_fingerprint
     excluded = sorted(freq.tables["exclusions"].query("excluded")["system"])

@@ -347,6 +347,7 @@ def _settings(
     seed: int,
     explicit: str | None = None,
     implicit: str | None = None,
+    consequences: bool | None = None,
 ) -> Any:
     from cuegap.audit import AnalysisSettings, parse_condition
     from cuegap.models import load_policy
@@ -355,7 +356,9 @@ def _settings(
         policy=load_policy(policy),
         n_boot=boot,
         seed=seed,
-        fallback_conditions=explicit is None and implicit is None,  # a choice is kept
+        consequences=True if consequences is None else consequences,
+        # a choice made on the command line is kept as given
+        fallback_conditions=explicit is None and implicit is None and consequences is None,
     )
     if explicit is not None:
         settings = replace(settings, explicit=parse_condition(explicit))
@@ -370,6 +373,15 @@ ExplicitOption = Annotated[
         "--explicit",
         help="Condition where identity is stated, e.g. direct, named (default: direct; "
         "explicit when the store has no direct).",
+    ),
+]
+ConsequencesOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--consequences/--no-consequences",
+        help="Headline tables and verdicts for prompts with / without the consequences text "
+        "(default: with; without when the store has only those).",
+        show_default=False,
     ),
 ]
 ImplicitOption = Annotated[
@@ -393,7 +405,11 @@ def _print_analysis(result: Any) -> None:
     stored = result.settings or {}
     explicit = condition_label(tuple(stored.get("explicit", ("direct", None))))
     implicit = condition_label(tuple(stored.get("implicit", ("puzzled", "hard"))))
-    console.print(f"Gap = net under {explicit} (identity stated) - net under {implicit}.")
+    shown = "with" if stored.get("consequences", True) else "without"
+    console.print(
+        f"Gap = net under {explicit} (identity stated) - net under {implicit}; verdicts on "
+        f"prompts {shown} consequences."
+    )
     excl = result.tables.get("exclusions")
     if excl is not None:
         for r in excl[excl["excluded"]].itertuples():
@@ -448,12 +464,13 @@ def analyze(
     chains: Annotated[int, typer.Option("--chains", min=1, help="Sampler chains.")] = 4,
     explicit: ExplicitOption = None,
     implicit: ImplicitOption = None,
+    consequences: ConsequencesOption = None,
 ) -> None:
     """Compute every decision-bias statistic from the store and store the result tables."""
     from cuegap.audit import analyze as run_analysis
 
     engine = _engine(create=False)
-    settings = _settings(policy, boot, seed, explicit, implicit)
+    settings = _settings(policy, boot, seed, explicit, implicit, consequences)
     with _steps("analyze") as step:
         result = run_analysis(engine, settings, force=force, progress=step)
     _print_analysis(result)
@@ -625,6 +642,7 @@ def reanalyze(
     ] = False,
     explicit: ExplicitOption = None,
     implicit: ImplicitOption = None,
+    consequences: ConsequencesOption = None,
 ) -> None:
     """Re-analyse and re-report if data changed since the last report (for cron / timers).
 
@@ -642,7 +660,7 @@ def reanalyze(
         result = run_reanalysis(
             engine,
             out,
-            settings=_settings(policy, boot, 2026, explicit, implicit),
+            settings=_settings(policy, boot, 2026, explicit, implicit, consequences),
             bayes=BayesSettings() if bayes else None,
             render=default_renderer(),
         )

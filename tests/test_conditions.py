@@ -160,3 +160,55 @@ def test_condition_display_names(cond: tuple, text: str) -> None:
     from cuegap.reports._format import _display
 
     assert _display(cond) == text
+
+
+def _without_consequences(tmp_path: Path, *, also_with: bool = False) -> tuple[Path, Path]:
+    bank, resp = _write(tmp_path)
+    lines = [json.loads(x) for x in resp.read_text().splitlines()]
+    out = []
+    for line in lines:
+        out.append({**line, "consequences": False})
+        if also_with and line["probe"] == "what_if" and line["item_id"].startswith("explicit"):
+            out.append({**line, "consequences": True})  # explicit only: no implicit pair
+    resp.write_text("\n".join(json.dumps(x) for x in out) + "\n")
+    return bank, resp
+
+
+def test_a_store_without_consequences_gets_verdicts_on_those(engine, tmp_path: Path) -> None:
+    for path in _without_consequences(tmp_path):
+        ingest_path(engine, path)
+    result = analyze(engine, AnalysisSettings(n_boot=0))
+    assert result.settings["consequences"] is False
+    verdicts = result.tables["verdicts"]
+    assert list(verdicts["system"]) == ["s"]  # not an empty verdict table
+    assert verdicts["gap_pp"].iloc[0] == pytest.approx(100)
+    with pytest.raises(ValueError, match="no What-if decisions with consequences under both"):
+        analyze(
+            engine,
+            AnalysisSettings(
+                n_boot=0,
+                explicit=("explicit", None),
+                implicit=("implicit", None),
+                consequences=True,
+                fallback_conditions=False,
+            ),
+        )
+
+
+def test_cli_consequences_choice_is_kept_and_checked(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    engine = make_engine(f"sqlite:///{db}")
+    upgrade(engine)
+    for path in _without_consequences(tmp_path, also_with=True):
+        ingest_path(engine, path)
+    runner = CliRunner()
+    base = ["--db", str(db), "analyze", "--boot", "0"]
+    res = runner.invoke(app, base)  # with consequences only the explicit side exists
+    assert res.exit_code == 0, res.output
+    assert "verdicts on prompts without consequences" in " ".join(res.output.split())
+    choose = ["--explicit", "explicit", "--implicit", "implicit"]
+    res = runner.invoke(app, [*base, *choose, "--consequences"])
+    assert res.exit_code == 2
+    text = " ".join(res.output.split())
+    assert "no What-if decisions with consequences under both 'explicit' and" in text
+    assert "the store has them without" in text

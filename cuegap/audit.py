@@ -228,7 +228,7 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
             )
     # the headline consequences setting: both compared conditions need decisions under it
     cons = [
-        {bool(v) for v in decisions.loc[_condition_mask(decisions, c), "consequences"]}
+        {bool(v) for v in decisions.loc[_is(decisions, c), "consequences"]}
         for c in pair
     ]
     both = cons[0] & cons[1]
@@ -248,10 +248,6 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
             )
     return replace(settings, explicit=pair[0], implicit=pair[1], consequences=consequences)
 
-
-def _condition_mask(df: pd.DataFrame, cond: Condition) -> pd.Series:
-    mask = df["condition"] == cond[0]
-    return mask & (df["difficulty"].isna() if cond[1] is None else df["difficulty"] == cond[1])
 
 
 @dataclass(slots=True)

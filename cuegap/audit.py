@@ -227,10 +227,7 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
                 "--implicit"
             )
     # the headline consequences setting: both compared conditions need decisions under it
-    cons = [
-        {bool(v) for v in decisions.loc[_is(decisions, c), "consequences"]}
-        for c in pair
-    ]
+    cons = [{bool(v) for v in decisions.loc[_is(decisions, c), "consequences"]} for c in pair]
     both = cons[0] & cons[1]
     consequences = settings.consequences
     if consequences not in both:
@@ -247,7 +244,6 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
                 "--consequences / --no-consequences"
             )
     return replace(settings, explicit=pair[0], implicit=pair[1], consequences=consequences)
-
 
 
 @dataclass(slots=True)

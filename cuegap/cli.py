@@ -474,6 +474,14 @@ def analyze(
     with _steps("analyze") as step:
         result = run_analysis(engine, settings, force=force, progress=step)
     _print_analysis(result)
+    from cuegap.audit import latest_analysis_id
+
+    newest = latest_analysis_id(engine, "frequentist")
+    if result.reused and newest != result.id:
+        console.print(
+            f"Analysis {newest} (other settings) is newer, and `cuegap report` reports the "
+            f"newest: use `cuegap report --analysis {result.id}` for this one."
+        )
     if bayes:
         _run_bayes(engine, settings, draws=draws, chains=chains, force=force)
 

@@ -119,6 +119,9 @@ def test_cli_chooses_conditions_and_names_them(tmp_path: Path) -> None:
     assert "net explicit" in res.output and "+100.0" in res.output
     res = runner.invoke(app, [*base, "--explicit", "implicit", "--implicit", "explicit"])
     assert res.exit_code == 0 and "-100.0" in res.output  # swapped: the gap changes sign
+    res = runner.invoke(app, base)  # the first analysis again: reused, but not the newest
+    text = " ".join(res.output.split())
+    assert "reused" in text and "use `cuegap report --analysis 1` for this one" in text
     # a condition chosen on the command line is kept, and the other then stays at its
     # default too: here Direct, which this store lacks
     res = runner.invoke(app, [*base, "--implicit", "puzzled-hard"])

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sqlalchemy import update
+from sqlalchemy import delete, update
 from typer.testing import CliRunner
 
 from cuegap.audit import AnalysisSettings, analyze, latest_analysis_id, save_analysis
@@ -51,7 +51,7 @@ from cuegap.reports import (
     render_pdf,
     write_report,
 )
-from cuegap.schema import IngestBatch, make_engine, upgrade
+from cuegap.schema import Analysis, AnalysisTable, IngestBatch, make_engine, upgrade
 
 REQUIRE_BROWSER = os.environ.get("CUEGAP_REQUIRE_BROWSER") == "1"
 POLICY = Policy(min_parsable=50)
@@ -520,7 +520,7 @@ def test_signoff_block_is_blank_or_filled_from_records(rendered: dict, store, tm
 # --------------------------------------------------------------------------- Bayesian
 
 
-def _store_bayes(engine, fingerprint: str, systems: list[str]) -> int:
+def _store_bayes(engine, fingerprint: str, systems: list[str], settings: dict) -> int:
     gap = [
         {
             "system": s,
@@ -567,7 +567,7 @@ def _store_bayes(engine, fingerprint: str, systems: list[str]) -> int:
         status="ok",
         data_fingerprint=fingerprint,
         system_fingerprints={},
-        settings={},
+        settings=settings,
         tables={
             "bayes_gap": pd.DataFrame(gap),
             "bayes_ranks": pd.DataFrame(ranks),
@@ -582,12 +582,27 @@ def test_bayesian_results_are_used_when_fitted_to_the_same_data(
     engine = _copy(rendered["db"], tmp_path)
     freq = rendered["data"]
     systems = sorted(freq.tables["verdicts"]["system"])
-    _store_bayes(engine, "0" * 64, systems)  # other data: ignored
+    same = {**freq.settings.to_dict(), "bayes": {"draws": 1000}}
+    _store_bayes(engine, "0" * 64, systems, same)  # other data: ignored
     data = build_report(engine, policy=POLICY, analysis_id=freq.analysis_id)
     assert data.bayes is None and "fitted to other data" in data.bayes_note
-    bayes_id = _store_bayes(engine, freq.data_fingerprint, systems)
+    bayes_id = _store_bayes(engine, freq.data_fingerprint, systems, same)
+    # same data, another question: newer fits that must not be used
+    other_policy = {**same, "policy": {**same["policy"], "delta_pp": 5.0}}
+    other_pair = {**same, "implicit": ["puzzled", "easy"], "consequences": False}
+    for other in (other_policy, other_pair):
+        _store_bayes(engine, freq.data_fingerprint, systems, other)
     data = build_report(engine, policy=POLICY, analysis_id=freq.analysis_id)
     assert data.bayes is not None and data.bayes.analysis_id == bayes_id
+    # without a fit of this question, the report says why the newest is not used
+    with engine.begin() as conn:
+        conn.execute(delete(AnalysisTable).where(AnalysisTable.analysis_id == bayes_id))
+        conn.execute(delete(Analysis).where(Analysis.id == bayes_id))
+    alone = build_report(engine, policy=POLICY, analysis_id=freq.analysis_id)
+    assert alone.bayes is None
+    assert "it compared direct vs puzzled-easy" in alone.bayes_note
+    assert "it used the other consequences setting" in alone.bayes_note
+    assert "run `cuegap analyze --bayes` with this report's settings" in alone.bayes_note
     html = render_html(data).html
     doc = _Doc(html)
     assert "diagnostics" in doc.ids

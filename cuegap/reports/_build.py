@@ -179,7 +179,7 @@ def build_report(
     say("reading result tables")
     tables = _load_tables(engine, row.id)
     say("reading provenance")
-    bayes, note = load_bayesian(engine, row.data_fingerprint)
+    bayes, note = load_bayesian(engine, row.data_fingerprint, settings)
     versions = {**(row.versions or {}), **_renderer_versions()}
     return ReportData(
         analysis_id=int(row.id),

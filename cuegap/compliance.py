@@ -24,13 +24,14 @@ import json
 import os
 import re
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -368,14 +369,24 @@ class LockHeld(RuntimeError):
     """The named lock is held by someone else."""
 
 
+#: How long a lock survives its holder: renewed every third of it while held.
+LOCK_TTL = timedelta(minutes=10)
+
+
 @contextmanager
 def store_lock(
-    engine: Engine, name: str, *, ttl: timedelta = timedelta(hours=2), holder: str | None = None
+    engine: Engine,
+    name: str,
+    *,
+    ttl: timedelta = LOCK_TTL,
+    holder: str | None = None,
 ) -> Iterator[str]:
     """Hold a named lock in the store for the duration of a ``with`` block.
 
     The lock is a row keyed by ``name``; inserting it is atomic on SQLite and PostgreSQL.
-    A lock older than its ``ttl`` (a crashed holder) is taken over.
+    While the block runs, a background thread renews the lock every ``ttl / 3``, so a
+    live holder keeps it however long the work takes; a lock left unrenewed past its
+    ``ttl`` (a crashed holder) is taken over.
 
     Raises
     ------
@@ -413,8 +424,26 @@ def store_lock(
                 )
     else:  # pragma: no cover - lost two races in a row
         raise LockHeld(f"lock {name!r} is contended; retry")
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(ttl.total_seconds() / 3):
+            try:
+                with engine.begin() as conn:
+                    conn.execute(
+                        update(StoreLock)
+                        .where(StoreLock.name == name, StoreLock.holder == me)
+                        .values(expires_at=datetime.now(UTC) + ttl)
+                    )
+            except Exception:  # a missed renewal only lets the lock age
+                continue
+
+    heartbeat = threading.Thread(target=renew, name=f"cuegap-lock-{name}", daemon=True)
+    heartbeat.start()
     try:
         yield me
     finally:
+        stop.set()
+        heartbeat.join()
         with engine.begin() as conn:
             conn.execute(delete(StoreLock).where(StoreLock.name == name, StoreLock.holder == me))

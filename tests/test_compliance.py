@@ -6,6 +6,7 @@ Runs on a real SQLite file and a real PostgreSQL server (the ``engine`` fixture)
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -226,6 +227,26 @@ def test_store_lock(engine) -> None:
         with engine.connect() as conn:
             holder = conn.execute(text("SELECT holder FROM store_lock")).scalar()
         assert holder == "three"
+
+
+def test_a_live_holder_keeps_its_lock_past_the_ttl(engine) -> None:
+    """The heartbeat renews the lock: held for 2 TTLs, it is never taken over, and the
+    row's expiry keeps moving; once released, it is free."""
+    ttl = timedelta(seconds=1.5)
+    with store_lock(engine, "reanalyze", ttl=ttl, holder="slow"):
+        expiries = []
+        for _ in range(3):
+            time.sleep(1.0)
+            with engine.connect() as conn:
+                expiries.append(conn.execute(select(StoreLock.expires_at)).scalar_one())
+            with (
+                pytest.raises(LockHeld, match="held by slow"),
+                store_lock(engine, "reanalyze", ttl=ttl, holder="cron"),
+            ):
+                pass  # pragma: no cover
+        assert expiries == sorted(expiries) and expiries[0] < expiries[-1]
+    with store_lock(engine, "reanalyze", ttl=ttl, holder="cron") as me:
+        assert me == "cron"
 
 
 def test_cli_signoff_and_verify(db_url: str, tmp_path: Path) -> None:

@@ -669,6 +669,65 @@ def find_analysis(
     return None
 
 
+def list_analyses(engine: Engine) -> pd.DataFrame:
+    """Every stored analysis, newest first, with what it compared and how.
+
+    Returns
+    -------
+    DataFrame
+        ``id``, ``kind``, ``status``, ``created_at``, ``compared`` ("direct vs
+        puzzled-hard"), ``consequences`` (with / without), ``delta_pp`` (the policy's δ),
+        ``sampling`` ("1000 boot" replicates, or "4×1000 draws" of a Bayesian fit) and
+        ``data_fingerprint``.
+    """
+    stmt = select(
+        Analysis.id,
+        Analysis.kind,
+        Analysis.status,
+        Analysis.created_at,
+        Analysis.settings,
+        Analysis.data_fingerprint,
+    ).order_by(Analysis.id.desc())
+    rows = []
+    with engine.connect() as conn:
+        for r in conn.execute(stmt):
+            st = r.settings if not isinstance(r.settings, str) else json.loads(r.settings)
+            st = st or {}
+            pair = [st.get("explicit"), st.get("implicit")]
+            compared = " vs ".join(condition_label(tuple(c)) for c in pair) if all(pair) else ""
+            bayes = st.get("bayes") or {}
+            sampling = (
+                f"{bayes.get('chains')}×{bayes.get('draws')} draws"
+                if bayes
+                else f"{st.get('n_boot', 0)} boot"
+            )
+            rows.append(
+                {
+                    "id": int(r.id),
+                    "kind": r.kind,
+                    "status": r.status,
+                    "created_at": r.created_at,
+                    "compared": compared,
+                    "consequences": "with" if st.get("consequences", True) else "without",
+                    "delta_pp": (st.get("policy") or {}).get("delta_pp"),
+                    "sampling": sampling,
+                    "data_fingerprint": r.data_fingerprint,
+                }
+            )
+    columns = [
+        "id",
+        "kind",
+        "status",
+        "created_at",
+        "compared",
+        "consequences",
+        "delta_pp",
+        "sampling",
+        "data_fingerprint",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def latest_analysis_id(engine: Engine, kind: str | None = None) -> int | None:
     """Id of the newest stored analysis (of ``kind``, when given), or None."""
     stmt = select(Analysis.id).order_by(Analysis.id.desc()).limit(1)

@@ -553,6 +553,33 @@ def export(
 
 @app.command()
 @friendly
+def analyses() -> None:
+    """List the stored analyses, newest first: what each compared, its policy δ and sampling."""
+    from cuegap.audit import list_analyses
+
+    engine = _engine(create=False)
+    df = list_analyses(engine)
+    if df.empty:
+        console.print("No analyses yet: run `cuegap analyze`.")
+        return
+    table = Table("id", "kind", "status", "created", "compared", "cons.", "δ pp", "sampling")
+    for r in df.itertuples():
+        table.add_row(
+            str(r.id),
+            r.kind,
+            r.status,
+            f"{r.created_at:%m-%d %H:%M}",
+            r.compared,
+            r.consequences,
+            "" if r.delta_pp is None else f"{r.delta_pp:g}",
+            r.sampling,
+        )
+    console.print(table)
+    console.print("`cuegap report --analysis ID` reports one (default: the newest frequentist).")
+
+
+@app.command()
+@friendly
 def tables(
     analysis: Annotated[
         int | None, typer.Option("--analysis", help="Analysis id (default: newest of each).")

@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cuegap.audit import AnalysisSettings, analyze, condition_label, parse_condition
+from cuegap.audit import (
+    AnalysisSettings,
+    analyze,
+    condition_label,
+    list_analyses,
+    parse_condition,
+)
 from cuegap.cli import app
 from cuegap.ingest import ingest_path
 from cuegap.schema import make_engine, upgrade
@@ -122,6 +128,14 @@ def test_cli_chooses_conditions_and_names_them(tmp_path: Path) -> None:
     res = runner.invoke(app, base)  # the first analysis again: reused, but not the newest
     text = " ".join(res.output.split())
     assert "reused" in text and "use `cuegap report --analysis 1` for this one" in text
+    res = runner.invoke(app, ["--db", str(db), "analyses"])
+    assert res.exit_code == 0, res.output
+    assert "report --analysis ID" in " ".join(res.output.split())
+    listed = list_analyses(make_engine(f"sqlite:///{db}"))
+    assert list(listed["id"]) == [2, 1]  # newest first
+    assert list(listed["compared"]) == ["implicit vs explicit", "explicit vs implicit"]
+    assert set(listed["kind"]) == {"frequentist"} and set(listed["sampling"]) == {"0 boot"}
+    assert set(listed["consequences"]) == {"with"} and set(listed["delta_pp"]) == {2.0}
     # a condition chosen on the command line is kept, and the other then stays at its
     # default too: here Direct, which this store lacks
     res = runner.invoke(app, [*base, "--implicit", "puzzled-hard"])

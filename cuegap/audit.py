@@ -945,14 +945,18 @@ def analyze_bayes(
     force: bool = False,
     progress: Progress | None = None,
     sampler_progress: bool = False,
-) -> AnalysisResult:
+    sample: bool = True,
+) -> AnalysisResult | None:
     """Fit the hierarchical Bayesian model and store its tables, verdicts and InferenceData.
 
     The frequentist analysis of the same data and settings is computed (or reused) first:
     its exclusions, parsable counts and puzzle recovery feed the verdicts. Refitting is
     skipped when a Bayesian analysis with the same data fingerprint, model version and
-    settings is stored, unless ``force``. A fit that fails its convergence gate is stored
-    with status ``not_converged`` and every verdict is inconclusive.
+    settings is stored, unless ``force``. When a stored fit differs only in the verdict
+    policy, its posterior is reused: tables and verdicts are recomputed under the new
+    policy without sampling. With ``sample=False`` nothing is sampled: None is returned
+    when no stored posterior fits. A fit that fails its convergence gate is stored with
+    status ``not_converged`` and every verdict is inconclusive.
     """
     s = settings or AnalysisSettings()
     b = bayes or BayesSettings()
@@ -973,6 +977,7 @@ def analyze_bayes(
         "model_version": models.MODEL_VERSION,
         "excluded": excluded,
     }
+    donor = None
     if not force:
         found = find_analysis(
             engine, kind="bayesian", data_fingerprint=data_fp, settings=settings_dict
@@ -980,21 +985,28 @@ def analyze_bayes(
         if found is not None:
             say("unchanged data and settings: reusing the stored Bayesian fit")
             return _load_result(engine, found, reused=True)
-    say(f"sampling ({b.sampler}, {b.chains} chains x {b.draws} draws)")
+        donor = _same_fit(engine, data_fp, settings_dict)
+    if donor is None and not sample:
+        return None
     data = load_store_data(engine)
-    fit = models.fit_bayes(
-        data.decisions,
-        explicit=s.explicit,
-        implicit=s.implicit,
-        consequences=s.consequences,
-        draws=b.draws,
-        tune=b.tune,
-        chains=b.chains,
-        seed=b.seed,
-        sampler=b.sampler,  # type: ignore[arg-type]
-        progress=sampler_progress,
-        exclude_systems=excluded,
-    )
+    if donor is not None:  # only the verdict policy differs: the posterior still holds
+        say(f"same fit as Bayesian analysis {donor}: new verdicts from its posterior")
+        fit = models.BayesFit.from_idata(load_idata(engine, donor))
+    else:
+        say(f"sampling ({b.sampler}, {b.chains} chains x {b.draws} draws)")
+        fit = models.fit_bayes(
+            data.decisions,
+            explicit=s.explicit,
+            implicit=s.implicit,
+            consequences=s.consequences,
+            draws=b.draws,
+            tune=b.tune,
+            chains=b.chains,
+            seed=b.seed,
+            sampler=b.sampler,  # type: ignore[arg-type]
+            progress=sampler_progress,
+            exclude_systems=excluded,
+        )
     say("posterior summaries and verdicts")
     tables = models.bayes_tables(fit, delta=s.policy.delta_pp)
     tables["bayes_diagnostics"] = fit.diagnostics
@@ -1044,6 +1056,31 @@ def analyze_bayes(
             )
         )
     return _load_result(engine, analysis_id, tables=tables)
+
+
+#: The settings a posterior depends on; the verdict policy and bootstrap settings are not.
+FIT_KEYS = ("explicit", "implicit", "consequences", "bayes", "model_version", "excluded")
+
+
+def _same_fit(engine: Engine, data_fingerprint: str, settings: dict[str, Any]) -> int | None:
+    """A stored Bayesian analysis whose posterior is the one ``settings`` would sample."""
+    stmt = (
+        select(Analysis.id, Analysis.settings)
+        .join(AnalysisArtifact, AnalysisArtifact.analysis_id == Analysis.id)
+        .where(
+            Analysis.kind == "bayesian",
+            Analysis.data_fingerprint == data_fingerprint,
+            AnalysisArtifact.name == "idata",
+        )
+        .order_by(Analysis.id.desc())
+    )
+    want = _settings_key({k: settings.get(k) for k in FIT_KEYS})
+    with engine.connect() as conn:
+        for row in conn.execute(stmt):
+            stored = row.settings if not isinstance(row.settings, str) else json.loads(row.settings)
+            if _settings_key({k: (stored or {}).get(k) for k in FIT_KEYS}) == want:
+                return int(row.id)
+    return None
 
 
 def load_idata(engine: Engine, analysis_id: int | None = None) -> Any:

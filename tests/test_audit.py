@@ -15,6 +15,7 @@ import json
 import random
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -268,7 +269,9 @@ def test_cli_bayes_that_misses_the_gate_says_how_to_sample_longer(base_db, tmp_p
     engine.dispose()
 
 
-def test_bayesian_analysis_is_stored_gated_and_reused(base_db, tmp_path: Path) -> None:
+def test_bayesian_analysis_is_stored_gated_and_reused(
+    base_db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A real (small) PyMC fit through the audit layer: tables, verdicts, NetCDF, reuse."""
     from cuegap.audit import BayesSettings, analyze_bayes, latest_analysis_id, load_idata
 
@@ -311,6 +314,33 @@ def test_bayesian_analysis_is_stored_gated_and_reused(base_db, tmp_path: Path) -
     assert f"no result table 'verdicts' in analysis {freq_id} of a bayesian analysis" in res.output
     idata = load_idata(engine, fit.id)
     assert "posterior" in idata.groups()
+    # another verdict policy: new verdicts from the same posterior, nothing sampled
+    from cuegap import models
+    from cuegap.models import Policy
+
+    def no_sampling(*args, **kwargs):
+        raise AssertionError("sampled although only the policy changed")
+
+    monkeypatch.setattr(models, "fit_bayes", no_sampling)
+    strict = replace(SETTINGS, policy=Policy(delta_pp=5.0))
+    again5 = analyze_bayes(engine, strict, bayes)
+    assert again5 is not None and again5.id != fit.id and not again5.reused
+    gap2 = fit.tables["bayes_gap"].set_index(["system", "group_type", "group"])
+    gap5 = again5.tables["bayes_gap"].set_index(["system", "group_type", "group"])
+    assert (gap5["delta"] == 5.0).all() and (gap2["delta"] == 2.0).all()
+    pd.testing.assert_series_equal(gap5["gap_mean"], gap2["gap_mean"])  # same draws
+    assert (gap5["p_gap_gt_delta"] <= gap2["p_gap_gt_delta"] + 1e-12).all()
+    assert (gap5["p_gap_gt_delta"] < gap2["p_gap_gt_delta"]).any()
+    from cuegap.reports import build_report as _build
+
+    assert _build(engine, policy=Policy(delta_pp=5.0)).bayes.analysis_id == again5.id
+    # a report under yet another policy re-derives the posterior verdicts itself
+    report3 = _build(engine, policy=Policy(delta_pp=3.0))
+    assert report3.bayes is not None and report3.bayes.analysis_id > again5.id
+    used = load_table(engine, "bayes_gap", report3.bayes.analysis_id)
+    assert (used["delta"] == 3.0).all()
+    other_sampling = BayesSettings(draws=50, tune=50, chains=2, seed=5)
+    assert analyze_bayes(engine, strict, other_sampling, sample=False) is None
     again = analyze_bayes(engine, SETTINGS, bayes)
     assert again.reused and again.id == fit.id
     from cuegap.reports import build_report

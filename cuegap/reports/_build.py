@@ -12,7 +12,14 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.audit import AnalysisSettings, analyze, latest_analysis_id, load_table
+from cuegap.audit import (
+    AnalysisSettings,
+    BayesSettings,
+    analyze,
+    analyze_bayes,
+    latest_analysis_id,
+    load_table,
+)
 from cuegap.models import Policy
 from cuegap.reports._bayes import BayesResults, load_bayesian
 from cuegap.schema import (
@@ -119,6 +126,28 @@ def _load_tables(engine: Engine, analysis_id: int) -> dict[str, pd.DataFrame]:
     return {name: load_table(engine, name, analysis_id) for name in names}
 
 
+_BAYES_FIELDS = frozenset(BayesSettings.__dataclass_fields__)
+
+
+def _rederive_bayes(
+    engine: Engine, settings: AnalysisSettings, data_fingerprint: str, say: Callable
+) -> None:
+    """Under a new policy, recompute the newest Bayesian fit's verdicts from its posterior
+    (no sampling; nothing happens when that fit would need resampling)."""
+    with engine.connect() as conn:
+        stored = conn.execute(
+            select(Analysis.settings)
+            .where(Analysis.kind == "bayesian", Analysis.data_fingerprint == data_fingerprint)
+            .order_by(Analysis.id.desc())
+            .limit(1)
+        ).scalar()
+    if not stored or not stored.get("bayes"):
+        return
+    bayes = BayesSettings(**{k: v for k, v in stored["bayes"].items() if k in _BAYES_FIELDS})
+    say("Bayesian verdicts under the new policy, from the stored posterior")
+    analyze_bayes(engine, settings, bayes, progress=say, sample=False)
+
+
 def build_report(
     engine: Engine,
     *,
@@ -176,6 +205,7 @@ def build_report(
         result = analyze(engine, settings, progress=say)
         with engine.connect() as conn:
             row = conn.execute(select(Analysis).where(Analysis.id == result.id)).one()
+        _rederive_bayes(engine, settings, row.data_fingerprint, say)
     say("reading result tables")
     tables = _load_tables(engine, row.id)
     say("reading provenance")

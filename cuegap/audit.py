@@ -978,10 +978,8 @@ def analyze_bayes(
         "excluded": excluded,
     }
     donor = None
-    if not force:
-        found = find_analysis(
-            engine, kind="bayesian", data_fingerprint=data_fp, settings=settings_dict
-        )
+    if not force:  # the bootstrap settings do not matter here: the fit and policy do
+        found = _same_fit(engine, data_fp, settings_dict, keys=(*FIT_KEYS, "policy"))
         if found is not None:
             say("unchanged data and settings: reusing the stored Bayesian fit")
             return _load_result(engine, found, reused=True)
@@ -1062,8 +1060,14 @@ def analyze_bayes(
 FIT_KEYS = ("explicit", "implicit", "consequences", "bayes", "model_version", "excluded")
 
 
-def _same_fit(engine: Engine, data_fingerprint: str, settings: dict[str, Any]) -> int | None:
-    """A stored Bayesian analysis whose posterior is the one ``settings`` would sample."""
+def _same_fit(
+    engine: Engine,
+    data_fingerprint: str,
+    settings: dict[str, Any],
+    keys: tuple[str, ...] = FIT_KEYS,
+) -> int | None:
+    """A stored Bayesian analysis whose posterior is the one ``settings`` would sample
+    (and, with ``keys`` including ``policy``, whose verdicts used the same policy)."""
     stmt = (
         select(Analysis.id, Analysis.settings)
         .join(AnalysisArtifact, AnalysisArtifact.analysis_id == Analysis.id)
@@ -1074,11 +1078,11 @@ def _same_fit(engine: Engine, data_fingerprint: str, settings: dict[str, Any]) -
         )
         .order_by(Analysis.id.desc())
     )
-    want = _settings_key({k: settings.get(k) for k in FIT_KEYS})
+    want = _settings_key({k: settings.get(k) for k in keys})
     with engine.connect() as conn:
         for row in conn.execute(stmt):
             stored = row.settings if not isinstance(row.settings, str) else json.loads(row.settings)
-            if _settings_key({k: (stored or {}).get(k) for k in FIT_KEYS}) == want:
+            if _settings_key({k: (stored or {}).get(k) for k in keys}) == want:
                 return int(row.id)
     return None
 

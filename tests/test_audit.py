@@ -343,6 +343,8 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
     assert analyze_bayes(engine, strict, other_sampling, sample=False) is None
     again = analyze_bayes(engine, SETTINGS, bayes)
     assert again.reused and again.id == fit.id
+    other_boot = analyze_bayes(engine, replace(SETTINGS, n_boot=10), bayes)
+    assert other_boot.reused and other_boot.id == fit.id  # the bootstrap is not the fit's
     from cuegap.reports import build_report
 
     report = build_report(engine)  # the report picks the Bayesian results up

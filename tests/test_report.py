@@ -310,7 +310,7 @@ def test_cover_shows_provenance_with_hashes_and_versions(rendered: dict, store: 
         assert run.sha256 in text and len(run.sha256) == 64
     assert data.provenance.banks["sha256"].iloc[0] in text
     assert "report-bank" in text
-    for pkg in ("cuegap", "pandas", "weasyprint", "matplotlib", "jinja2"):
+    for pkg in ("cuegap", "pandas", "weasyprint", "matplotlib", "jinja2", "adjustText"):
         assert re.search(rf"{pkg}\s+\d", text), pkg
     quarantine = data.provenance.quarantine
     assert quarantine["lines"].sum() == 2

@@ -107,7 +107,7 @@ def settings_from_dict(stored: Mapping[str, Any]) -> AnalysisSettings:
 
 def _renderer_versions() -> dict[str, str]:
     out = {}
-    for pkg in ("jinja2", "matplotlib", "weasyprint"):
+    for pkg in ("adjustText", "jinja2", "matplotlib", "weasyprint"):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:  # pragma: no cover - a hard dependency

@@ -748,7 +748,8 @@ def signoff(
 @app.command()
 @friendly
 def verify() -> None:
-    """Check every registered report file and the sign-off chain; exit 1 if anything changed."""
+    """Check registered report files, the sign-off chain and stored posteriors; exit 1 if
+    anything changed."""
     from cuegap.compliance import verify as run_verify
 
     engine = _engine(create=False)
@@ -757,7 +758,8 @@ def verify() -> None:
         err.print(f"[bold red]altered:[/] {problem}", highlight=False, soft_wrap=True)
     state = "intact" if result.ok else f"{len(result.problems)} problem(s)"
     console.print(
-        f"Checked {result.reports} report(s) and {result.signoffs} sign-off(s): {state}; "
+        f"Checked {result.reports} report(s), {result.signoffs} sign-off(s) and "
+        f"{result.artifacts} stored posterior(s): {state}; "
         f"chain head {result.head[:16]}"
     )
     if not result.ok:

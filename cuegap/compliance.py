@@ -36,7 +36,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from cuegap.ingest._loader import file_sha256
-from cuegap.schema import Analysis, Report, SignOff, StoreLock
+from cuegap.schema import Analysis, AnalysisArtifact, Report, SignOff, StoreLock
 
 DECISIONS = ("approve", "reject", "changes-requested")
 _QUOTED = re.compile(r'data-cuegap="record-hash">([0-9a-f]{64})<')
@@ -273,6 +273,7 @@ class Verification:
 
     reports: int = 0
     signoffs: int = 0
+    artifacts: int = 0
     head: str = GENESIS
     problems: list[str] = field(default_factory=list)
 
@@ -283,7 +284,8 @@ class Verification:
 
 
 def verify(engine: Engine, *, quoted: dict[int, list[str]] | None = None) -> Verification:
-    """Check every registered report file and the whole sign-off chain.
+    """Check every registered report file, the whole sign-off chain and the stored
+    analysis artifacts (the Bayesian posteriors that verdicts are derived from).
 
     Parameters
     ----------
@@ -298,8 +300,9 @@ def verify(engine: Engine, *, quoted: dict[int, list[str]] | None = None) -> Ver
         Counts, the chain head, and one sentence per problem: a missing or changed report
         file; a sign-off whose content was edited (its hash no longer matches), whose link
         to the previous record is broken (a row deleted or reordered), a gap in the
-        sequence, a sign-off whose report hash differs from the registry, or a quoted
-        sign-off that no longer exists.
+        sequence, a sign-off whose report hash differs from the registry, a quoted
+        sign-off that no longer exists, or an artifact whose bytes no longer match the
+        SHA-256 stored with it.
     """
     out = Verification()
     with engine.connect() as conn:
@@ -352,6 +355,22 @@ def verify(engine: Engine, *, quoted: dict[int, list[str]] | None = None) -> Ver
             )
         prev, expected_seq = rec.record_hash, rec.seq + 1
     out.head = prev
+    with engine.connect() as conn:
+        artifacts = conn.execute(
+            select(
+                AnalysisArtifact.analysis_id,
+                AnalysisArtifact.name,
+                AnalysisArtifact.sha256,
+                AnalysisArtifact.content,
+            ).execution_options(yield_per=1)
+        )
+        for a in artifacts:
+            out.artifacts += 1
+            if hashlib.sha256(a.content).hexdigest() != a.sha256:
+                out.problems.append(
+                    f"analysis {a.analysis_id}: its stored {a.name} was altered (the bytes no "
+                    f"longer match SHA-256 {a.sha256[:12]}…)"
+                )
     for report_id, quoted_hashes in quoted.items():
         for h in quoted_hashes:
             if h not in hashes:

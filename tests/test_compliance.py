@@ -171,6 +171,37 @@ def test_changed_report_byte_is_named(registered) -> None:
     assert "was altered" in problems[0]
 
 
+def test_altered_posterior_is_named(registered) -> None:
+    """The stored NetCDF posterior, from which verdicts can be re-derived, is checked too."""
+    import hashlib
+
+    from cuegap.schema import Analysis, AnalysisArtifact
+
+    engine, _report, _ = registered
+    with engine.connect() as conn:
+        analysis_id = conn.execute(select(Analysis.id)).scalar_one()
+    blob = b"CDF\x01 stand-in posterior bytes"
+    with engine.begin() as conn:
+        conn.execute(
+            AnalysisArtifact.__table__.insert().values(
+                analysis_id=analysis_id,
+                name="idata",
+                media_type="application/x-netcdf",
+                sha256=hashlib.sha256(blob).hexdigest(),
+                content=blob,
+            )
+        )
+    result = verify(engine)
+    assert result.ok and result.artifacts == 1
+    with engine.begin() as conn:
+        conn.execute(update(AnalysisArtifact).values(content=blob.replace(b"stand", b"STAND")))
+    problems = verify(engine).problems
+    assert problems == [
+        f"analysis {analysis_id}: its stored idata was altered (the bytes no longer match "
+        f"SHA-256 {hashlib.sha256(blob).hexdigest()[:12]}…)"
+    ]
+
+
 def test_quoted_signoff_deleted_from_the_end_is_named(registered) -> None:
     engine, report, report_id = registered
     _three(engine, report)

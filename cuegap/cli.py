@@ -498,7 +498,7 @@ def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bo
         progress=lambda msg: err.print(f"  {msg}", highlight=False),
         sampler_progress=err.is_terminal,
     )
-    how = "reused" if fit.reused else "fitted and stored"
+    how = "reused" if fit.reused else "stored"
     state = "converged" if fit.status == "ok" else "[red]did not converge[/]"
     console.print(f"Bayesian analysis {fit.id} {how}: {state}")
     verdicts = fit.tables["verdicts"]

@@ -124,10 +124,11 @@ class AnalysisSettings:
         Verdict and data-quality thresholds (``max_abstention`` excludes systems).
     covariates : tuple of str
         System metadata keys regressed against the gap (Appendix O), when present.
-    fallback_conditions : bool
-        When a compared condition (or the consequences setting) is left at its default and
-        the store has no decisions under it, use what the store has (see
-        :func:`resolve_conditions`). Not stored: the settings actually used are.
+    chosen : frozenset of str
+        Which of ``explicit``, ``implicit`` and ``consequences`` the user chose. The others,
+        left at their defaults, may fall back to what the store has when it has no
+        decisions under the default (see :func:`resolve_conditions`). Not stored: the
+        settings actually used are.
     """
 
     explicit: Condition = ("direct", None)
@@ -138,7 +139,7 @@ class AnalysisSettings:
     level: float = 0.9
     policy: Policy = field(default_factory=Policy)
     covariates: tuple[str, ...] = ("capability", "alignment")
-    fallback_conditions: bool = True
+    chosen: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready settings, stored with the analysis."""
@@ -193,9 +194,9 @@ def condition_label(cond: Condition) -> str:
 def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> AnalysisSettings:
     """Check that the two compared conditions have What-if decisions in the data.
 
-    With ``settings.fallback_conditions``, a condition left at its default (Direct,
-    Puzzled-hard) that has no decisions is replaced by the companion designs' ``explicit``
-    or ``implicit`` when the data has that, and the headline ``consequences`` setting
+    A compared condition that is not in ``settings.chosen`` and has no decisions under its
+    default (Direct, Puzzled-hard) is replaced by the companion designs' ``explicit`` or
+    ``implicit`` when the data has that; likewise the headline ``consequences`` setting
     (default: with consequences) by the other one when only that has decisions under both
     conditions.
 
@@ -210,9 +211,9 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
     }
     pair = [settings.explicit, settings.implicit]
     default = (AnalysisSettings().explicit, AnalysisSettings().implicit)
-    for i in range(2):
+    for i, role in enumerate(("explicit", "implicit")):
         if (
-            settings.fallback_conditions
+            role not in settings.chosen
             and pair[i] == default[i]
             and pair[i] not in present
             and ALTERNATIVE_PAIR[i] in present
@@ -232,7 +233,7 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
     consequences = settings.consequences
     if consequences not in both:
         default = AnalysisSettings().consequences
-        if settings.fallback_conditions and consequences == default and (not default) in both:
+        if "consequences" not in settings.chosen and (not default) in both:
             consequences = not default
         else:
             shown = "with" if consequences else "without"

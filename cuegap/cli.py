@@ -358,7 +358,15 @@ def _settings(
         seed=seed,
         consequences=True if consequences is None else consequences,
         # a choice made on the command line is kept as given
-        fallback_conditions=explicit is None and implicit is None and consequences is None,
+        chosen=frozenset(
+            name
+            for name, value in (
+                ("explicit", explicit),
+                ("implicit", implicit),
+                ("consequences", consequences),
+            )
+            if value is not None
+        ),
     )
     if explicit is not None:
         settings = replace(settings, explicit=parse_condition(explicit))

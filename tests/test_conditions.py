@@ -136,15 +136,17 @@ def test_cli_chooses_conditions_and_names_them(tmp_path: Path) -> None:
     assert list(listed["compared"]) == ["implicit vs explicit", "explicit vs implicit"]
     assert set(listed["kind"]) == {"frequentist"} and set(listed["sampling"]) == {"0 boot"}
     assert set(listed["consequences"]) == {"with"} and set(listed["delta_pp"]) == {2.0}
-    # a condition chosen on the command line is kept, and the other then stays at its
-    # default too: here Direct, which this store lacks
+    # a condition chosen on the command line is kept as given, even when it is the
+    # default; the one not chosen still falls back to what the store has
     res = runner.invoke(app, [*base, "--implicit", "puzzled-hard"])
     assert res.exit_code == 2
-    assert "the explicit condition 'direct' has no What-if decisions" in res.output
-    assert "(conditions with decisions: explicit, implicit)" in res.output
-    res = runner.invoke(app, [*base, "--explicit", "explicit", "--implicit", "puzzled-hard"])
-    assert res.exit_code == 2
     assert "the implicit condition 'puzzled-hard' has no What-if decisions" in res.output
+    assert "(conditions with decisions: explicit, implicit)" in res.output
+    res = runner.invoke(app, [*base, "--explicit", "direct", "--implicit", "implicit"])
+    assert res.exit_code == 2
+    assert "the explicit condition 'direct' has no What-if decisions" in res.output
+    res = runner.invoke(app, [*base, "--implicit", "implicit"])
+    assert res.exit_code == 0 and "+100.0" in res.output  # explicit fell back, reused
 
 
 def test_report_names_the_compared_conditions(companion) -> None:
@@ -207,7 +209,7 @@ def test_a_store_without_consequences_gets_verdicts_on_those(engine, tmp_path: P
                 explicit=("explicit", None),
                 implicit=("implicit", None),
                 consequences=True,
-                fallback_conditions=False,
+                chosen=frozenset({"explicit", "implicit", "consequences"}),
             ),
         )
 

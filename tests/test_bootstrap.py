@@ -42,24 +42,9 @@ from cuegap.models._rates import (
     group_rates,
     macro_average,
 )
+from cuegap.schema import COUNT_COLUMNS
 
-COLUMNS = [
-    "system",
-    "condition",
-    "difficulty",
-    "consequences",
-    "prompt_variant",
-    "dilemma",
-    "topic_group",
-    "solution_shape",
-    "gender",
-    "race",
-    "recovered",
-    "favor",
-    "favor_trials",
-    "against",
-    "against_trials",
-]
+COLUMNS = list(COUNT_COLUMNS)  # the layout decision_counts returns
 
 
 def _row(system, cond, diff, dilemma, gender, race, f, ft, a, at, cons=True) -> dict:

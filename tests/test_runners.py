@@ -284,6 +284,23 @@ def test_lm_eval_generations_become_one_response_per_repeat(store) -> None:
     assert run.settings["generation_kwargs"]["max_gen_toks"] == 64 and run.settings["repeats"] == 2
 
 
+def test_lm_eval_bad_and_truncated_lines_are_quarantined(store, tmp_path) -> None:
+    """Shared JSONL handling: a line that is not JSON and a cut last line each get their
+    reason; the samples around them are stored."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    shutil.copy(LM_EVAL / "results_2026-11-21T06-17-01.915938.json", folder)
+    lines = LM_GEN.read_bytes().splitlines(keepends=True)
+    damaged = folder / LM_GEN.name
+    damaged.write_bytes(lines[0] + b"{not json\n" + b"".join(lines[1:-1]) + lines[-1][:40])
+    s = ingest_path(store, damaged)
+    assert _counts(s) == (4, 2, 0, 2)  # line 1: two repeats stored; lines 2, 3 quarantined
+    with store.connect() as conn:
+        reasons = dict(conn.execute(select(Quarantine.line_no, Quarantine.reason)).all())
+    assert reasons[2].startswith("not valid JSON")
+    assert reasons[len(lines) + 1].startswith("truncated line at end of file")
+
+
 def test_lm_eval_without_its_results_file_is_a_file_error(store, tmp_path) -> None:
     lonely = tmp_path / LM_MC.name
     shutil.copy(LM_MC, lonely)

@@ -244,6 +244,25 @@ def guarded(records: Iterator[Record], path: Path) -> Iterator[Record]:
         raise IngestError(f"{path}: cannot read: {type(exc).__name__}: {exc}") from exc
 
 
+def json_lines(fh: Iterable[bytes]) -> Iterator[tuple[int, str, Any] | Rejected]:
+    """The lines of a JSONL file: ``(line number, text, parsed object)`` per line, or a
+    :class:`Rejected` (with the line's text) for a line that is not JSON; blank lines are
+    skipped, and a last line without its newline is reported as truncated."""
+    for line_no, raw in enumerate(fh, start=1):
+        if not raw.strip():
+            continue
+        text = raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            reason = f"not valid JSON: {exc}"
+            if not raw.endswith(b"\n"):
+                reason = f"truncated line at end of file (incomplete JSON): {exc}"
+            yield Rejected(line_no, text, reason)
+            continue
+        yield line_no, text, obj
+
+
 def head(path: Path, n: int = 4096) -> bytes:
     """The first ``n`` bytes of a file (empty when it cannot be read)."""
     try:

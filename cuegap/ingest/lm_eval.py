@@ -203,15 +203,11 @@ def _records(
 ) -> Iterator[Record]:
     task_config = results["configs"][task]
     output_type = task_config.get("output_type")
-    for line_no, raw in enumerate(fh, start=1):
-        if not raw.strip():
+    for line in _runner.json_lines(fh):
+        if isinstance(line, Rejected):
+            yield line
             continue
-        text = raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
-        try:
-            sample = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            yield Rejected(line_no, text, f"not valid JSON: {exc}")
-            continue
+        line_no, text, sample = line
         if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
             yield Rejected(line_no, text, "not an lm-eval sample (no 'doc' object)", "doc")
             continue

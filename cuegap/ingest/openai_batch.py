@@ -203,18 +203,11 @@ def _records(
     fh: Any, input_path: Path, index: dict[str, int], mapping: Mapping
 ) -> Iterator[Record]:
     with input_path.open("rb") as inp:
-        for line_no, raw in enumerate(fh, start=1):
-            if not raw.strip():
+        for line in _runner.json_lines(fh):
+            if isinstance(line, Rejected):
+                yield line
                 continue
-            text = raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                reason = f"not valid JSON: {exc}"
-                if not raw.endswith(b"\n"):
-                    reason = f"truncated line at end of file (incomplete JSON): {exc}"
-                yield Rejected(line_no, text, reason)
-                continue
+            line_no, text, obj = line
             if not _is_output(obj):
                 yield Rejected(
                     line_no, text, "not a Batch output line (custom_id, response, error)"

@@ -1044,17 +1044,25 @@ def analyze_bayes(
         tables=tables,
         message=fit.message,
     )
+    save_artifact(engine, analysis_id, "idata", blob, media_type="application/x-netcdf")
+    return _load_result(engine, analysis_id, tables=tables)
+
+
+def save_artifact(
+    engine: Engine, analysis_id: int, name: str, content: bytes, *, media_type: str
+) -> None:
+    """Store a binary artifact of an analysis with its SHA-256 (checked by
+    :func:`load_idata` and :func:`cuegap.compliance.verify`)."""
     with engine.begin() as conn:
         conn.execute(
             AnalysisArtifact.__table__.insert().values(
                 analysis_id=analysis_id,
-                name="idata",
-                media_type="application/x-netcdf",
-                sha256=hashlib.sha256(blob).hexdigest(),
-                content=blob,
+                name=name,
+                media_type=media_type,
+                sha256=hashlib.sha256(content).hexdigest(),
+                content=content,
             )
         )
-    return _load_result(engine, analysis_id, tables=tables)
 
 
 #: The settings a posterior depends on; the verdict policy and bootstrap settings are not.

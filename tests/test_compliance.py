@@ -175,22 +175,14 @@ def test_altered_posterior_is_named(registered) -> None:
     """The stored NetCDF posterior, from which verdicts can be re-derived, is checked too."""
     import hashlib
 
+    from cuegap.audit import save_artifact
     from cuegap.schema import Analysis, AnalysisArtifact
 
     engine, _report, _ = registered
     with engine.connect() as conn:
         analysis_id = conn.execute(select(Analysis.id)).scalar_one()
     blob = b"CDF\x01 stand-in posterior bytes"
-    with engine.begin() as conn:
-        conn.execute(
-            AnalysisArtifact.__table__.insert().values(
-                analysis_id=analysis_id,
-                name="idata",
-                media_type="application/x-netcdf",
-                sha256=hashlib.sha256(blob).hexdigest(),
-                content=blob,
-            )
-        )
+    save_artifact(engine, analysis_id, "idata", blob, media_type="application/x-netcdf")
     result = verify(engine)
     assert result.ok and result.artifacts == 1
     with engine.begin() as conn:

@@ -191,6 +191,22 @@ def condition_label(cond: Condition) -> str:
     return cond[0] if cond[1] is None else f"{cond[0]}-{cond[1]}"
 
 
+def settings_from_dict(stored: Mapping[str, Any]) -> AnalysisSettings:
+    """Rebuild :class:`AnalysisSettings` from the JSON stored with an analysis."""
+    base = AnalysisSettings()
+    pol = stored.get("policy") or {}
+    return AnalysisSettings(
+        explicit=tuple(stored.get("explicit", base.explicit)),  # type: ignore[arg-type]
+        implicit=tuple(stored.get("implicit", base.implicit)),  # type: ignore[arg-type]
+        consequences=bool(stored.get("consequences", base.consequences)),
+        n_boot=int(stored.get("n_boot", base.n_boot)),
+        seed=int(stored.get("seed", base.seed)),
+        level=float(stored.get("level", base.level)),
+        policy=Policy(**{k: v for k, v in pol.items() if k in Policy.__dataclass_fields__}),
+        covariates=tuple(stored.get("covariates", base.covariates)),
+    )
+
+
 def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> AnalysisSettings:
     """Check that the two compared conditions have What-if decisions in the data.
 
@@ -963,13 +979,8 @@ def analyze_bayes(
     b = bayes or BayesSettings()
     say = progress or (lambda _msg: None)
     freq = analyze(engine, s, progress=say)
-    stored = freq.settings or {}  # the conditions the frequentist analysis resolved
-    s = replace(
-        s,
-        explicit=tuple(stored.get("explicit", s.explicit)),  # type: ignore[arg-type]
-        implicit=tuple(stored.get("implicit", s.implicit)),  # type: ignore[arg-type]
-        consequences=bool(stored.get("consequences", s.consequences)),
-    )
+    used = settings_from_dict(freq.settings or {})  # the conditions analyze resolved
+    s = replace(s, explicit=used.explicit, implicit=used.implicit, consequences=used.consequences)
     data_fp = freq.data_fingerprint
     excluded = sorted(freq.tables["exclusions"].query("excluded")["system"])
     settings_dict = {
@@ -1063,6 +1074,69 @@ def save_artifact(
                 content=content,
             )
         )
+
+
+def _differences(stored: Mapping[str, Any], settings: AnalysisSettings) -> list[str]:
+    """What about the question a Bayesian analysis answered differs from ``settings``."""
+    out = []
+    pair = [list(settings.explicit), list(settings.implicit)]
+    if [stored.get("explicit"), stored.get("implicit")] != pair:
+        have = " vs ".join(
+            condition_label(tuple(c or ("?", None)))
+            for c in (stored.get("explicit"), stored.get("implicit"))
+        )
+        out.append(f"it compared {have}")
+    if stored.get("consequences", True) != settings.consequences:
+        out.append("it used the other consequences setting")
+    if stored.get("policy") != settings.policy.to_dict():
+        out.append("its verdicts used another policy")
+    return out
+
+
+def bayes_answering(
+    engine: Engine, data_fingerprint: str, settings: AnalysisSettings | None = None
+) -> tuple[int | None, str]:
+    """The newest Bayesian analysis of the same data and question, or None with the reason.
+
+    Parameters
+    ----------
+    data_fingerprint : str
+        Fingerprint of the frequentist analysis in question; a Bayesian analysis of other
+        data is not used.
+    settings : AnalysisSettings, optional
+        That analysis's settings: a Bayesian analysis that compared other conditions, used
+        the other consequences setting or another verdict policy is not used either (its
+        verdicts answer another question).
+
+    Returns
+    -------
+    (int or None, str)
+        The analysis id and an empty note, or None and a one-line reason.
+    """
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(Analysis.id, Analysis.data_fingerprint, Analysis.settings)
+            .where(Analysis.kind == "bayesian")
+            .order_by(Analysis.id.desc())
+        ).all()
+    if not rows:
+        return None, "no Bayesian fit is stored for this store"
+    same_data = [r for r in rows if r.data_fingerprint == data_fingerprint]
+    if not same_data:
+        return None, (
+            f"no Bayesian fit of this data: Bayesian analysis {rows[0].id} was fitted to other "
+            "data (its fingerprint differs) and is not used"
+        )
+    if settings is None:
+        return int(same_data[0].id), ""
+    for r in same_data:
+        if not _differences(r.settings or {}, settings):
+            return int(r.id), ""
+    why = "; ".join(_differences(same_data[0].settings or {}, settings))
+    return None, (
+        f"no Bayesian fit of this question: Bayesian analysis {same_data[0].id} is not used "
+        f"({why}); run `cuegap analyze --bayes` with this report's settings"
+    )
 
 
 #: The settings a posterior depends on; the verdict policy and bootstrap settings are not.

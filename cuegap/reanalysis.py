@@ -26,10 +26,12 @@ from cuegap.audit import (
     BayesSettings,
     analyze,
     analyze_bayes,
+    bayes_answering,
     fingerprints,
     latest_analysis_id,
     load_store_data,
     load_table,
+    settings_from_dict,
 )
 from cuegap.compliance import (
     ComplianceError,
@@ -219,18 +221,15 @@ def _reference_analysis(engine: Engine) -> int | None:
 
 
 def _shown_verdicts(engine: Engine, analysis_id: int) -> pd.DataFrame:
-    """The verdicts a report of this frequentist analysis showed: the Bayesian ones when a
-    Bayesian analysis of the same data was stored, else the bootstrap ones."""
+    """The verdicts a report of this frequentist analysis showed: those of the Bayesian
+    analysis that answered its question (as the report picks it), else the bootstrap ones."""
     with engine.connect() as conn:
-        fp = conn.execute(
-            select(Analysis.data_fingerprint).where(Analysis.id == analysis_id)
-        ).scalar()
-        bayes_id = conn.execute(
-            select(Analysis.id)
-            .where(Analysis.kind == "bayesian", Analysis.data_fingerprint == fp)
-            .order_by(Analysis.id.desc())
-            .limit(1)
-        ).scalar()
+        row = conn.execute(
+            select(Analysis.data_fingerprint, Analysis.settings).where(Analysis.id == analysis_id)
+        ).one()
+    bayes_id, _ = bayes_answering(
+        engine, row.data_fingerprint, settings_from_dict(row.settings or {})
+    )
     return load_table(engine, "verdicts", bayes_id if bayes_id is not None else analysis_id)
 
 

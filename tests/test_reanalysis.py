@@ -211,3 +211,32 @@ def test_bayesian_reanalysis_compares_the_verdicts_the_report_showed(
         assert changes.loc[s, "old_verdict"] == shown.loc[s, "verdict"]
         if pd.notna(shown.loc[s, "gap_pp"]):
             assert changes.loc[s, "old_gap_pp"] == pytest.approx(shown.loc[s, "gap_pp"])
+
+
+def test_changes_are_measured_against_the_verdicts_of_the_same_question(tmp_path) -> None:
+    """A Bayesian analysis of the same data but another comparison is not what a report of
+    the frequentist analysis showed, so its verdicts are not the baseline."""
+    from cuegap.audit import save_analysis
+    from cuegap.reanalysis import _shown_verdicts
+
+    engine = make_engine(f"sqlite:///{tmp_path / 's.db'}")
+    upgrade(engine)
+    settings = AnalysisSettings().to_dict()
+
+    def stored(kind: str, verdict: str, settings: dict) -> int:
+        table = pd.DataFrame({"system": ["s"], "verdict": [verdict]})
+        return save_analysis(
+            engine,
+            kind=kind,
+            status="ok",
+            data_fingerprint="a" * 64,
+            system_fingerprints={},
+            settings=settings,
+            tables={"verdicts": table},
+        )
+
+    freq = stored("frequentist", "inconclusive", settings)
+    stored("bayesian", "flagged", {**settings, "implicit": ["puzzled", "easy"]})
+    assert _shown_verdicts(engine, freq)["verdict"].tolist() == ["inconclusive"]
+    stored("bayesian", "passed", {**settings, "bayes": {"draws": 1000}})
+    assert _shown_verdicts(engine, freq)["verdict"].tolist() == ["passed"]

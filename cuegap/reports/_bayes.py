@@ -7,14 +7,13 @@ column names onto the few the report uses, so a renamed column is a one-line cha
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.audit import AnalysisSettings, condition_label, load_table
+from cuegap.audit import AnalysisSettings, bayes_answering, load_table
 from cuegap.schema import Analysis
 
 
@@ -66,23 +65,6 @@ def _table(engine: Engine, name: str, analysis_id: int) -> pd.DataFrame | None:
         return None
 
 
-def _differences(stored: dict[str, Any], settings: AnalysisSettings) -> list[str]:
-    """What about the question a Bayesian fit answered differs from ``settings``."""
-    out = []
-    pair = [list(settings.explicit), list(settings.implicit)]
-    if [stored.get("explicit"), stored.get("implicit")] != pair:
-        have = " vs ".join(
-            condition_label(tuple(c or ("?", None)))
-            for c in (stored.get("explicit"), stored.get("implicit"))
-        )
-        out.append(f"it compared {have}")
-    if stored.get("consequences", True) != settings.consequences:
-        out.append("it used the other consequences setting")
-    if stored.get("policy") != settings.policy.to_dict():
-        out.append("its verdicts used another policy")
-    return out
-
-
 def load_bayesian(
     engine: Engine, data_fingerprint: str, settings: AnalysisSettings | None = None
 ) -> tuple[BayesResults | None, str]:
@@ -105,37 +87,13 @@ def load_bayesian(
     (BayesResults or None, str)
         The results and an empty note, or None and a one-line note for the report.
     """
+    found, note = bayes_answering(engine, data_fingerprint, settings)
+    if found is None:
+        return None, note
     with engine.connect() as conn:
-        rows = conn.execute(
-            select(
-                Analysis.id,
-                Analysis.status,
-                Analysis.message,
-                Analysis.data_fingerprint,
-                Analysis.settings,
-            )
-            .where(Analysis.kind == "bayesian")
-            .order_by(Analysis.id.desc())
-        ).all()
-    if not rows:
-        return None, "no Bayesian fit is stored for this store"
-    same_data = [r for r in rows if r.data_fingerprint == data_fingerprint]
-    if not same_data:
-        return None, (
-            f"no Bayesian fit of this data: Bayesian analysis {rows[0].id} was fitted to other "
-            "data (its fingerprint differs) and is not used"
-        )
-    row = same_data[0]
-    if settings is not None:
-        matching = [r for r in same_data if not _differences(r.settings or {}, settings)]
-        if not matching:
-            why = "; ".join(_differences(row.settings or {}, settings))
-            return None, (
-                f"no Bayesian fit of this question: Bayesian analysis {row.id} is not used "
-                f"({why}); run `cuegap analyze --bayes` with this report's settings"
-            )
-        row = matching[0]
-    found = row.id
+        row = conn.execute(
+            select(Analysis.status, Analysis.message).where(Analysis.id == found)
+        ).one()
     gap_t = _table(engine, "bayes_gap", found)
     gap = pd.DataFrame(columns=["system"])
     if gap_t is not None and len(gap_t):

@@ -19,6 +19,7 @@ from cuegap.audit import (
     analyze_bayes,
     latest_analysis_id,
     load_table,
+    settings_from_dict,
 )
 from cuegap.models import Policy
 from cuegap.reports._bayes import BayesResults, load_bayesian
@@ -87,22 +88,6 @@ class ReportData:
     def policy(self) -> Policy:
         """The verdict policy the report applies."""
         return self.settings.policy
-
-
-def settings_from_dict(stored: Mapping[str, Any]) -> AnalysisSettings:
-    """Rebuild :class:`AnalysisSettings` from the JSON stored with an analysis."""
-    base = AnalysisSettings()
-    pol = stored.get("policy") or {}
-    return AnalysisSettings(
-        explicit=tuple(stored.get("explicit", base.explicit)),  # type: ignore[arg-type]
-        implicit=tuple(stored.get("implicit", base.implicit)),  # type: ignore[arg-type]
-        consequences=bool(stored.get("consequences", base.consequences)),
-        n_boot=int(stored.get("n_boot", base.n_boot)),
-        seed=int(stored.get("seed", base.seed)),
-        level=float(stored.get("level", base.level)),
-        policy=Policy(**{k: v for k, v in pol.items() if k in Policy.__dataclass_fields__}),
-        covariates=tuple(stored.get("covariates", base.covariates)),
-    )
 
 
 def _renderer_versions() -> dict[str, str]:

@@ -31,7 +31,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap import models
-from cuegap.models import Policy
+from cuegap.models import Policy, condition_label, condition_mask
 from cuegap.schema import (
     Analysis,
     AnalysisArtifact,
@@ -186,11 +186,6 @@ def parse_condition(text: str) -> Condition:
     return (text, None)
 
 
-def condition_label(cond: Condition) -> str:
-    """The inverse of :func:`parse_condition`."""
-    return cond[0] if cond[1] is None else f"{cond[0]}-{cond[1]}"
-
-
 def settings_from_dict(stored: Mapping[str, Any]) -> AnalysisSettings:
     """Rebuild :class:`AnalysisSettings` from the JSON stored with an analysis."""
     base = AnalysisSettings()
@@ -244,7 +239,9 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
                 "--implicit"
             )
     # the headline consequences setting: both compared conditions need decisions under it
-    cons = [{bool(v) for v in decisions.loc[_is(decisions, c), "consequences"]} for c in pair]
+    cons = [
+        {bool(v) for v in decisions.loc[condition_mask(decisions, c), "consequences"]} for c in pair
+    ]
     both = cons[0] & cons[1]
     consequences = settings.consequences
     if consequences not in both:
@@ -327,15 +324,6 @@ def fingerprints(data: StoreData) -> tuple[str, dict[str, str]]:
         overall.update(f"{name}={digest}\n".encode())
     overall.update(_frame_digest(data.annotations).encode())
     return overall.hexdigest(), per_system
-
-
-def _is(df: pd.DataFrame, cond: Condition) -> pd.Series:
-    mask = df["condition"] == cond[0]
-    return mask & (df["difficulty"].isna() if cond[1] is None else df["difficulty"] == cond[1])
-
-
-def _label(cond: Condition) -> str:
-    return cond[0] if cond[1] is None else f"{cond[0]}-{cond[1]}"
 
 
 def _bias_tables(
@@ -460,7 +448,7 @@ def frequentist_tables(
     out["sign_tests"] = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
 
     say("correct-only restriction")
-    implicit_rows = _is(counts, s.implicit)
+    implicit_rows = condition_mask(counts, s.implicit)
     correct = counts[~implicit_rows | (counts["recovered"] == True)]  # noqa: E712
     _, _, gap_c, macro_gap_c = _bias_tables(correct, s)
     parts = []
@@ -475,7 +463,7 @@ def frequentist_tables(
     say("conditions")
     nets = macro.copy()
     nets["setting"] = [
-        _label((c, None if pd.isna(d) else d))
+        condition_label((c, None if pd.isna(d) else d))
         for c, d in zip(nets["condition"], nets["difficulty"], strict=True)
     ]
     out["condition_nets"] = (
@@ -486,7 +474,7 @@ def frequentist_tables(
         .rename_axis(columns=None)
     )
     formal = (s.implicit[0].replace("puzzled", "formal_named"), s.implicit[1])
-    if _is(macro, formal).any():
+    if condition_mask(macro, formal).any():
         out["formal_named_share"] = models.formal_named_share(
             macro, explicit=s.explicit, implicit=s.implicit, formal=formal
         )
@@ -543,14 +531,14 @@ def _parsable(out: dict[str, pd.DataFrame], s: AnalysisSettings) -> pd.DataFrame
     gender = rates[(rates["group_type"] == "gender") & (rates["consequences"] == s.consequences)]
     sides = []
     for cond in (s.explicit, s.implicit):
-        side = gender[_is(gender, cond)]
+        side = gender[condition_mask(gender, cond)]
         sides.append((side["favor_trials"] + side["against_trials"]).groupby(side["system"]).sum())
     return pd.concat(sides, axis=1).fillna(0).min(axis=1).rename("decisions").reset_index()
 
 
 def _recovery(out: dict[str, pd.DataFrame], s: AnalysisSettings) -> pd.DataFrame | None:
     rec = out["recovery"]
-    rec = rec[_is(rec, s.implicit) & (rec["consequences"] == s.consequences)]
+    rec = rec[condition_mask(rec, s.implicit) & (rec["consequences"] == s.consequences)]
     return rec[["system", "accuracy"]] if len(rec) else None
 
 

@@ -12,6 +12,8 @@ from cuegap.models._bootstrap import bootstrap
 from cuegap.models._policy import DEFAULT_POLICY, Policy, load_policy
 from cuegap.models._quality import abstention_rates, exclusions, recovery_accuracy, status_bias
 from cuegap.models._rates import (
+    condition_label,
+    condition_mask,
     cue_visibility_gap,
     decision_bias,
     group_rates,
@@ -42,6 +44,8 @@ __all__ = [
     "annotator_agreement",
     "bayes_tables",
     "bootstrap",
+    "condition_label",
+    "condition_mask",
     "cue_visibility_gap",
     "decision_bias",
     "direction_of_change",

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cuegap.models._rates import condition_mask
+
 #: Changes whenever the model, its priors or the derived quantities change; stored with
 #: every fit so that a stored fit is refitted only when it would differ.
 MODEL_VERSION = "cuegap-bayes-binlogit-1"
@@ -173,11 +175,6 @@ class BayesData:
         }
 
 
-def _cond_mask(df: pd.DataFrame, cond: tuple[str, str | None]) -> pd.Series:
-    mask = df["condition"] == cond[0]
-    return mask & (df["difficulty"].isna() if cond[1] is None else df["difficulty"] == cond[1])
-
-
 def _check_condition(value: object, name: str) -> tuple[str, str | None]:
     if (
         not isinstance(value, tuple | list)
@@ -247,7 +244,7 @@ def prepare_counts(
         df = df[df["recovered"].map(lambda v: v is not False and v != 0)]
     cond_idx = pd.Series(-1, index=df.index)
     for i, cond in enumerate(conds):
-        cond_idx[_cond_mask(df, cond)] = i
+        cond_idx[condition_mask(df, cond)] = i
     for i, name in ((0, "explicit"), (1, "implicit")):
         if not (cond_idx == i).any():
             have = sorted(

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cuegap.models._rates import KEYS, gap_columns, group_rates, macro_average
+from cuegap.models._rates import KEYS, condition_mask, gap_columns, group_rates, macro_average
 
 __all__ = ["bootstrap"]
 
@@ -102,12 +102,6 @@ def _attach(
     return out
 
 
-def _side_mask(table: pd.DataFrame, side: tuple[str, str | None]) -> pd.Series:
-    cond, diff = side
-    mask = table["condition"] == cond
-    return mask & (table["difficulty"].isna() if diff is None else table["difficulty"] == diff)
-
-
 def _pair(
     table: pd.DataFrame,
     pair: list[str],
@@ -120,8 +114,8 @@ def _pair(
     order) and keeps each side's ``_row`` so that replicate columns can be paired.
     """
     cols = [*pair, "favor_rate", "against_rate", "net_pp", "_row"]
-    merged = table.loc[_side_mask(table, explicit), cols].merge(
-        table.loc[_side_mask(table, implicit), cols], on=pair, suffixes=("_e", "_i")
+    merged = table.loc[condition_mask(table, explicit), cols].merge(
+        table.loc[condition_mask(table, implicit), cols], on=pair, suffixes=("_e", "_i")
     )
     out = gap_columns(merged, pair)
     out["_row_e"] = merged["_row_e"].to_numpy()

@@ -18,6 +18,21 @@ KEYS = ("system", "condition", "difficulty", "consequences")
 _COUNTS = ["favor", "favor_trials", "against", "against_trials"]
 
 
+Condition = tuple[str, str | None]
+
+
+def condition_mask(df: pd.DataFrame, cond: Condition | Sequence) -> pd.Series:
+    """Rows of ``df`` under ``cond`` = (condition, difficulty); a difficulty of None
+    matches rows without one."""
+    mask = df["condition"] == cond[0]
+    return mask & (df["difficulty"].isna() if cond[1] is None else df["difficulty"] == cond[1])
+
+
+def condition_label(cond: Condition | Sequence) -> str:
+    """``puzzled-hard``, ``direct``: a condition as the CLI and the stored settings write it."""
+    return cond[0] if cond[1] is None else f"{cond[0]}-{cond[1]}"
+
+
 def _check_columns(df: pd.DataFrame, needed: Sequence[str], what: str) -> None:
     missing = [c for c in needed if c not in df.columns]
     if missing:
@@ -136,12 +151,12 @@ def cue_visibility_gap(
     pair = [*keys, *[c for c in ("group_type", "group") if c in rates.columns]]
     _check_columns(rates, [*pair, "condition", "difficulty", "net_pp"], "cue_visibility_gap")
 
-    def side(cond: str, diff: str | None) -> pd.DataFrame:
-        mask = rates["condition"] == cond
-        mask &= rates["difficulty"].isna() if diff is None else rates["difficulty"] == diff
-        return rates.loc[mask, [*pair, "favor_rate", "against_rate", "net_pp"]]
+    def side(cond: Condition) -> pd.DataFrame:
+        return rates.loc[
+            condition_mask(rates, cond), [*pair, "favor_rate", "against_rate", "net_pp"]
+        ]
 
-    merged = side(*explicit).merge(side(*implicit), on=pair, suffixes=("_e", "_i"))
+    merged = side(explicit).merge(side(implicit), on=pair, suffixes=("_e", "_i"))
     return gap_columns(merged, pair).reset_index(drop=True)
 
 

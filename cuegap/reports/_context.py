@@ -14,9 +14,10 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from cuegap.models import condition_mask
 from cuegap.reports import _figures as figs
 from cuegap.reports._build import ReportData
-from cuegap.reports._format import _date, _display, _headline, _is, _num, _p, _table, _text
+from cuegap.reports._format import _date, _display, _headline, _num, _p, _table, _text
 from cuegap.reports._rounding import fmt_interval, fmt_num, fmt_pm
 from cuegap.reports._sections import _cover, _diagnostics, _quality
 
@@ -163,7 +164,7 @@ def _figures(data: ReportData) -> dict[str, Any]:
         paper = rates[rates["group_type"].isin(("gender", "race"))]
         parts = []
         for side, cond in (("direct", data.settings.explicit), ("puzzled", data.settings.implicit)):
-            sub = paper[_is(paper, cond)]
+            sub = paper[condition_mask(paper, cond)]
             sd = sub["net_sd_pp"] if "net_sd_pp" in sub.columns else np.nan
             sub = sub.assign(sd_pp=sd)
             agg = sub.groupby(["group_type", "group"], sort=False)[["net_pp", "sd_pp"]].mean()
@@ -207,7 +208,8 @@ def _bias_table(data: ReportData, group_type: str) -> dict[str, Any] | None:
     rows = []
     for system in sorted(rates["system"].unique()):
         for short, cond in (("D", data.settings.explicit), ("P", data.settings.implicit)):
-            sub = rates[(rates["system"] == system) & _is(rates, cond)].set_index("group")
+            mine = rates[(rates["system"] == system) & condition_mask(rates, cond)]
+            sub = mine.set_index("group")
             cells = []
             for g in groups:
                 if g not in sub.index:

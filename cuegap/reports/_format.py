@@ -10,16 +10,6 @@ import pandas as pd
 from cuegap.reports._build import ReportData
 
 
-def _label(cond: tuple[str, str | None] | list) -> str:
-    name, diff = cond[0], cond[1] if len(cond) > 1 else None
-    return name if diff is None else f"{name}-{diff}"
-
-
-def _is(df: pd.DataFrame, cond: tuple[str, str | None]) -> pd.Series:
-    mask = df["condition"] == cond[0]
-    return mask & (df["difficulty"].isna() if cond[1] is None else df["difficulty"] == cond[1])
-
-
 def _pct(x: Any) -> str:
     try:
         x = float(x)

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cuegap.models import condition_label, condition_mask
 from cuegap.reports._build import ReportData
-from cuegap.reports._format import _date, _headline, _is, _label, _num, _pct, _table, _text
+from cuegap.reports._format import _date, _headline, _num, _pct, _table, _text
 
 EXAMPLE_CHARS = 600
 
@@ -30,16 +31,17 @@ def _quality(data: ReportData) -> dict[str, Any]:
             w = head[(head["system"] == system) & (head["probe"] == "what_if")]
             rate = {}
             for cond in (s.explicit, s.implicit):
-                sub = w[_is(w, cond)]
+                sub = w[condition_mask(w, cond)]
                 resp = sub["responses"].sum()
-                rate[_label(cond)] = _pct(sub["abstained"].sum() / resp if resp else math.nan)
+                share = sub["abstained"].sum() / resp if resp else math.nan
+                rate[condition_label(cond)] = _pct(share)
             total = mine["responses"].sum()
             failures = (mine["parse_failure_rate"] * mine["responses"]).sum()
             abst_rows.append(
                 {
                     "system": system,
-                    "explicit": rate[_label(s.explicit)],
-                    "implicit": rate[_label(s.implicit)],
+                    "explicit": rate[condition_label(s.explicit)],
+                    "implicit": rate[condition_label(s.implicit)],
                     "responses": f"{int(total):,}",
                     "parse_failures": _pct(failures / total if total else math.nan),
                 }
@@ -48,7 +50,7 @@ def _quality(data: ReportData) -> dict[str, Any]:
     rec_rows = []
     if len(rec):
         rec = _headline(rec, data)
-        rec = rec[_is(rec, s.implicit)].sort_values("system")
+        rec = rec[condition_mask(rec, s.implicit)].sort_values("system")
         rec_rows = [
             {
                 "system": str(r.system),
@@ -94,8 +96,8 @@ def _quality(data: ReportData) -> dict[str, Any]:
         )
     return {
         "abstention": abst_rows,
-        "explicit": _label(s.explicit),
-        "implicit": _label(s.implicit),
+        "explicit": condition_label(s.explicit),
+        "implicit": condition_label(s.implicit),
         "recovery": rec_rows,
         "exclusions": excl_rows,
         "quarantine": quarantine,
@@ -174,8 +176,8 @@ def _cover(data: ReportData) -> dict[str, Any]:
         if isinstance(m, dict) and m.get("sha256") not in mappings:
             mappings[m.get("sha256")] = {"label": _mapping_label(m), "toml": _text(m.get("toml"))}
     settings = [
-        ("explicit cue (condition)", _label(s.explicit)),
-        ("implicit cue (condition)", _label(s.implicit)),
+        ("explicit cue (condition)", condition_label(s.explicit)),
+        ("implicit cue (condition)", condition_label(s.implicit)),
         ("consequences shown", "yes" if s.consequences else "no"),
         ("bootstrap replicates", f"{s.n_boot:,}"),
         ("bootstrap seed", str(s.seed)),
@@ -193,8 +195,8 @@ def _cover(data: ReportData) -> dict[str, Any]:
         "policy_toml": data.policy.to_toml(),
         "versions": list(data.versions.items()),
         "responses": f"{data.store.responses:,}",
-        "explicit": _label(s.explicit),
-        "implicit": _label(s.implicit),
+        "explicit": condition_label(s.explicit),
+        "implicit": condition_label(s.implicit),
         "consequences_label": "with consequences" if s.consequences else "without consequences",
     }
 

@@ -23,6 +23,7 @@ from cuegap.schema import (
     head_revision,
     known_revision,
     make_engine,
+    newer_store_error,
     upgrade,
 )
 
@@ -113,11 +114,7 @@ def _engine(*, create: bool, missing_code: int = 1):
             raise typer.Exit(missing_code)
         upgrade(engine)
     elif not known_revision(rev):
-        raise _fail(
-            f"the store at {describe_url(engine)} is at schema revision {rev}, which this "
-            f"cuegap (schema {head_revision()}) does not know: it was written by a newer "
-            "cuegap; upgrade cuegap to use it"
-        )
+        raise _fail(str(newer_store_error(rev)))
     elif rev != head_revision():
         raise _fail(
             f"the store at {describe_url(engine)} is at schema revision {rev}, this cuegap "

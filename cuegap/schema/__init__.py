@@ -8,7 +8,13 @@ cuegap.reports. The query modules (which need pandas) load on first use, so that
 from typing import TYPE_CHECKING, Any
 
 from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
-from cuegap.schema._migrate import current_revision, head_revision, known_revision, upgrade
+from cuegap.schema._migrate import (
+    current_revision,
+    head_revision,
+    known_revision,
+    newer_store_error,
+    upgrade,
+)
 from cuegap.schema._tables import (
     Analysis,
     AnalysisArtifact,
@@ -61,6 +67,7 @@ __all__ = [
     "head_revision",
     "known_revision",
     "make_engine",
+    "newer_store_error",
     "provenance",
     "raw_examples",
     "recovery_counts",

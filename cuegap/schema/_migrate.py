@@ -37,6 +37,15 @@ def known_revision(revision: str) -> bool:
     return any(rev.revision == revision for rev in script.walk_revisions())
 
 
+def newer_store_error(revision: str) -> ValueError:
+    """The error for a store at a revision this cuegap does not ship."""
+    return ValueError(
+        f"the store is at schema revision {revision}, which this cuegap (schema "
+        f"{head_revision()}) does not know: it was written by a newer cuegap; upgrade cuegap "
+        "to use it"
+    )
+
+
 def current_revision(engine: Engine) -> str | None:
     """The revision a store is at, or None for an empty (uninitialised) database."""
     with engine.connect() as conn:
@@ -53,11 +62,7 @@ def upgrade(engine: Engine, revision: str = "head") -> tuple[str | None, str]:
     """
     before = current_revision(engine)
     if before is not None and not known_revision(before):
-        raise ValueError(
-            f"the store is at schema revision {before}, which this cuegap (schema "
-            f"{head_revision()}) does not know: it was written by a newer cuegap; upgrade "
-            "cuegap to use it"
-        )
+        raise newer_store_error(before)
     cfg = alembic_config(engine)
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn

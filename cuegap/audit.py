@@ -39,6 +39,7 @@ from cuegap.schema import (
     abstention_counts,
     annotation_table,
     decision_counts,
+    ledger,
     recovery_counts,
     status_counts,
     system_table,
@@ -624,8 +625,14 @@ def save_analysis(
     tables: Mapping[str, pd.DataFrame],
     descriptions: Mapping[str, str] | None = None,
     message: str | None = None,
+    artifacts: Mapping[str, tuple[bytes, str]] | None = None,
 ) -> int:
-    """Store an analysis and its tables in one transaction; returns its id."""
+    """Store an analysis, its tables and artifacts in one transaction; returns its id.
+
+    ``artifacts`` maps a name to ``(content, media_type)``. The analysis is sealed in the
+    store's ledger in the same transaction (its content digest covers settings, tables and
+    artifacts), so that :func:`cuegap.compliance.verify` notices any later edit.
+    """
     descriptions = descriptions or {}
     now = datetime.now(UTC)
     with engine.begin() as conn:
@@ -653,6 +660,15 @@ def save_analysis(
         ]
         if rows:
             conn.execute(AnalysisTable.__table__.insert(), rows)
+        for name, (content, media_type) in (artifacts or {}).items():
+            _insert_artifact(conn, analysis_id, name, content, media_type)
+        entry = ledger.record(conn, "analysis", int(analysis_id))
+        if entry is not None:
+            conn.execute(
+                Analysis.__table__.update()
+                .where(Analysis.__table__.c.id == analysis_id)
+                .values(content_digest=entry.digest)
+            )
     return int(analysis_id)
 
 
@@ -1042,26 +1058,25 @@ def analyze_bayes(
         settings=settings_dict,
         tables=tables,
         message=fit.message,
+        artifacts={"idata": (blob, "application/x-netcdf")},
     )
-    save_artifact(engine, analysis_id, "idata", blob, media_type="application/x-netcdf")
     return _load_result(engine, analysis_id, tables=tables)
 
 
-def save_artifact(
-    engine: Engine, analysis_id: int, name: str, content: bytes, *, media_type: str
+def _insert_artifact(
+    conn: Any, analysis_id: int, name: str, content: bytes, media_type: str
 ) -> None:
     """Store a binary artifact of an analysis with its SHA-256 (checked by
-    :func:`load_idata` and :func:`cuegap.compliance.verify`)."""
-    with engine.begin() as conn:
-        conn.execute(
-            AnalysisArtifact.__table__.insert().values(
-                analysis_id=analysis_id,
-                name=name,
-                media_type=media_type,
-                sha256=hashlib.sha256(content).hexdigest(),
-                content=content,
-            )
+    :func:`load_idata`; covered by the analysis's ledger digest)."""
+    conn.execute(
+        AnalysisArtifact.__table__.insert().values(
+            analysis_id=analysis_id,
+            name=name,
+            media_type=media_type,
+            sha256=hashlib.sha256(content).hexdigest(),
+            content=content,
         )
+    )
 
 
 def _differences(stored: Mapping[str, Any], settings: AnalysisSettings) -> list[str]:

@@ -20,6 +20,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from cuegap._files import remove_files
 from cuegap.audit import (
     AnalysisResult,
     AnalysisSettings,
@@ -35,9 +36,10 @@ from cuegap.audit import (
 )
 from cuegap.compliance import (
     ComplianceError,
+    check_report,
     find_report,
     register_report,
-    signoffs,
+    signed_records,
     store_lock,
 )
 from cuegap.models import Policy
@@ -86,11 +88,14 @@ def publish_report(
 ) -> dict[str, tuple[Path, int]]:
     """Render an analysis's report, write it and register every file.
 
+    Every format is rendered before anything is written; the files are written without
+    replacing any existing file and registered in one transaction. If anything fails,
+    nothing is left written or registered.
+
     Parameters
     ----------
     signed : report id, path or hash, optional
-        Re-render this registered report with its sign-off records filled in; the new
-        files are registered as superseding it.
+        Write a signed copy of this registered report (:func:`publish_signed`) instead.
     changes : DataFrame, optional
         The "what changed since the last signed report" table.
 
@@ -99,28 +104,117 @@ def publish_report(
     dict
         Format -> (path, registered report id).
     """
-    from cuegap.reports import build_report, write_report
+    from cuegap.reports import build_report, render_files, render_html
 
-    records, supersedes, stem = None, None, None
     if signed is not None:
-        rep = find_report(engine, signed)
-        analysis_id, supersedes = rep.analysis_id, rep.id
-        records = [asdict(r) for r in signoffs(engine, rep.id)]
-        if not records:
-            raise ComplianceError(f"report {rep.id} has no sign-offs to fill in")
-        stem = f"{Path(rep.path).stem}-signed"
-    data = build_report(
-        engine, policy=policy, analysis_id=analysis_id, signoffs=records, progress=progress
-    )
+        if policy is not None:
+            raise ValueError(
+                "--policy cannot be used with --signed: a signed copy shows exactly the "
+                "content that was reviewed"
+            )
+        return publish_signed(engine, signed, out_dir, formats=formats, progress=progress)
+    data = build_report(engine, policy=policy, analysis_id=analysis_id, progress=progress)
     data.changes = changes
-    paths = write_report(data, out_dir, formats=formats, stem=stem)
-    return {
-        fmt: (
-            path,
-            register_report(engine, path, analysis_id=data.analysis_id, supersedes_id=supersedes),
+    if progress:
+        progress("rendering")
+    rendered = render_html(data)
+    files = render_files(rendered.html, formats)  # type: ignore[arg-type]
+    return _publish(
+        engine,
+        out_dir,
+        f"cuegap-report-{data.analysis_id}",
+        files,
+        html=rendered.html,
+        analysis_id=data.analysis_id,
+        supersedes=None,
+    )
+
+
+def publish_signed(
+    engine: Engine,
+    report: int | str | Path,
+    out_dir: Path | str,
+    *,
+    formats: tuple[str, ...] = ("html", "pdf"),
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, tuple[Path, int]]:
+    """Write a signed copy of a registered report: exactly the HTML that was reviewed
+    (kept in the store and checked against the ledger), its sign-off block filled in.
+
+    Nothing is rebuilt from the store's current results: a later analysis or ingest cannot
+    change what a signed copy shows.
+
+    Raises
+    ------
+    ComplianceError
+        When the report has no sign-offs, was registered before cuegap kept reviewed
+        content, or its file, registry record, analysis or sign-offs were altered.
+    """
+    from cuegap.reports import render_files, render_signed
+
+    rep = find_report(engine, report)
+    problems = check_report(engine, rep.id)
+    if problems:
+        raise ComplianceError(
+            f"report {rep.id} cannot be reproduced as signed: {'; '.join(problems)}"
         )
-        for fmt, path in paths.items()
-    }
+    records = signed_records(engine, rep.id)
+    if not records:
+        raise ComplianceError(f"report {rep.id} has no sign-offs to fill in")
+    with engine.connect() as conn:
+        html = conn.execute(select(Report.html).where(Report.id == rep.id)).scalar()
+    if html is None:
+        raise ComplianceError(
+            f"report {rep.id} was registered before cuegap kept the reviewed content, so "
+            "its signed copy cannot be reproduced exactly; render a new report and sign it"
+        )
+    if progress:
+        progress("filling in the sign-off block of the reviewed report")
+    signed_html = render_signed(
+        html, [asdict(r) for r in records], report_id=rep.id, report_sha256=rep.sha256
+    )
+    files = render_files(signed_html, formats)  # type: ignore[arg-type]
+    return _publish(
+        engine,
+        out_dir,
+        f"{Path(rep.path).stem}-signed",
+        files,
+        html=signed_html,
+        analysis_id=rep.analysis_id,
+        supersedes=rep.id,
+    )
+
+
+def _publish(
+    engine: Engine,
+    out_dir: Path | str,
+    stem: str,
+    files: dict[str, bytes],
+    *,
+    html: str,
+    analysis_id: int,
+    supersedes: int | None,
+) -> dict[str, tuple[Path, int]]:
+    from cuegap.reports import write_files
+
+    paths = write_files(out_dir, stem, files)
+    try:
+        with engine.begin() as conn:
+            ids = {
+                fmt: register_report(
+                    engine,
+                    path,
+                    analysis_id=analysis_id,
+                    supersedes_id=supersedes,
+                    html=html,
+                    conn=conn,
+                )
+                for fmt, path in paths.items()
+            }
+    except BaseException:
+        remove_files(paths.values())
+        raise
+    return {fmt: (paths[fmt], ids[fmt]) for fmt in paths}
 
 
 def default_renderer(formats: tuple[str, ...] = ("html", "pdf")) -> Renderer:

@@ -90,8 +90,15 @@ def test_chain_links_every_record(registered) -> None:
         comment="ok",
         signed_at="2026-11-21T09:00:00+00:00",
         prev_hash=a.record_hash,
+        record_version=2,
+        analysis_digest=b.analysis_digest,
+        ledger_head=b.ledger_head,
+        key_id=None,
     )
     assert b.record_hash == expected
+    # version 2 records vouch for the analysis and for the ledger as it stood
+    assert b.analysis_digest is not None and len(b.ledger_head or "") == 64
+    assert b.ledger_head != a.ledger_head  # a's own ledger entry came in between
     result = verify(engine)
     assert result.ok and (result.reports, result.signoffs, result.head) == (1, 2, b.record_hash)
     assert [r.reviewer for r in signoffs(engine, report_id)] == ["Ada", "Bo"]
@@ -136,7 +143,10 @@ def test_edited_signoff_is_named(registered) -> None:
     with engine.begin() as conn:
         conn.execute(update(SignOff).where(SignOff.seq == 2).values(decision="reject"))
     problems = verify(engine).problems
-    assert len(problems) == 1 and "sign-off 2 (report 1, Bo): its content was edited" in problems[0]
+    assert problems == [
+        "sign-off 2: its record changed after it was recorded (ledger entry 5)",
+        "sign-off 2 (report 1, Bo): its content was edited after signing",
+    ]
 
 
 def test_deleted_signoff_is_named(registered) -> None:
@@ -175,22 +185,30 @@ def test_altered_posterior_is_named(registered) -> None:
     """The stored NetCDF posterior, from which verdicts can be re-derived, is checked too."""
     import hashlib
 
-    from cuegap.audit import save_artifact
-    from cuegap.schema import Analysis, AnalysisArtifact
+    from cuegap.schema import AnalysisArtifact
 
     engine, _report, _ = registered
-    with engine.connect() as conn:
-        analysis_id = conn.execute(select(Analysis.id)).scalar_one()
     blob = b"CDF\x01 stand-in posterior bytes"
-    save_artifact(engine, analysis_id, "idata", blob, media_type="application/x-netcdf")
+    analysis_id = save_analysis(
+        engine,
+        kind="bayesian",
+        status="ok",
+        data_fingerprint="f" * 64,
+        system_fingerprints={},
+        settings={},
+        tables={},
+        artifacts={"idata": (blob, "application/x-netcdf")},
+    )
     result = verify(engine)
     assert result.ok and result.artifacts == 1
     with engine.begin() as conn:
         conn.execute(update(AnalysisArtifact).values(content=blob.replace(b"stand", b"STAND")))
     problems = verify(engine).problems
     assert problems == [
+        f"analysis {analysis_id}: its stored artifacts (posterior) changed after it was "
+        "recorded (ledger entry 4)",
         f"analysis {analysis_id}: its stored idata was altered (the bytes no longer match "
-        f"SHA-256 {hashlib.sha256(blob).hexdigest()[:12]}…)"
+        f"SHA-256 {hashlib.sha256(blob).hexdigest()[:12]}…)",
     ]
 
 
@@ -200,9 +218,10 @@ def test_quoted_signoff_deleted_from_the_end_is_named(registered) -> None:
     last = signoffs(engine)[-1].record_hash
     with engine.begin() as conn:
         conn.execute(delete(SignOff).where(SignOff.seq == 3))
-    assert verify(engine).ok  # the shorter chain is valid on its own ...
-    problems = verify(engine, quoted={report_id: [last]}).problems  # ... but not the report
-    assert len(problems) == 1 and "no longer in the chain" in problems[0]
+    # the sign-off chain alone cannot tell; the ledger entry of sign-off 3 still can ...
+    assert verify(engine).problems == ["sign-off 3 was deleted (it is recorded in ledger entry 6)"]
+    problems = verify(engine, quoted={report_id: [last]}).problems  # ... and so can the report
+    assert len(problems) == 2 and "no longer in the chain" in problems[1]
 
 
 def test_concurrent_signers_keep_one_chain(registered) -> None:

@@ -40,6 +40,7 @@ from cuegap.schema import (
     Response,
     Run,
     System,
+    ledger,
 )
 
 BATCH_SIZE = 50_000  # records per transaction: fewer commits rewrite fewer index pages
@@ -280,6 +281,7 @@ def _ingest_bank(engine: Engine, path: Path, reader: Reader) -> IngestSummary:
         ]
         if individuals:
             conn.execute(insert(ItemIndividual), individuals)
+        ledger.record(conn, "bank", bank_id)
     summary.stored = n
     summary.note = (
         f"item bank {bank['name']!r}: {len(bank['dilemmas'])} dilemmas, "
@@ -488,6 +490,10 @@ class _ResponseLoader:
                     quarantined=s.quarantined,
                 )
             )
+            # Seal what this pass wrote (and the systems it touched) in the ledger.
+            ledger.record(conn, "batch", self.batch_id)
+            for system_id in sorted(set(self.systems.values())):
+                ledger.record(conn, "system", system_id, only_if_changed=True)
 
     # -- look-ups -------------------------------------------------------------------
     def _bank(self, conn: Connection, name: str | None) -> tuple[int, dict[str, _ItemInfo]] | str:

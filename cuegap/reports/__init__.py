@@ -18,8 +18,11 @@ from cuegap.reports._render import (
     RenderedReport,
     content_hash,
     environment,
+    render_files,
     render_html,
     render_pdf,
+    render_signed,
+    write_files,
     write_report,
 )
 from cuegap.reports._rounding import decimals_for, fmt_interval, fmt_num, fmt_pm
@@ -39,8 +42,11 @@ __all__ = [
     "fmt_interval",
     "fmt_num",
     "fmt_pm",
+    "render_files",
     "render_html",
     "render_pdf",
+    "render_signed",
     "report_context",
+    "write_files",
     "write_report",
 ]

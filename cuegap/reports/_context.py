@@ -8,6 +8,7 @@ figures, which matplotlib writes with escaped text, are marked safe.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -313,12 +314,19 @@ def report_context(data: ReportData) -> dict[str, Any]:
         ]
         if data.changes is not None
         else None,
-        "signoffs": [
-            {k: _text(s.get(k)) for k in ("reviewer", "decision", "signed_at", "comment")}
-            | {
-                "report_sha256": _text(s.get("report_sha256") or s.get("report_hash")),
-                "record_hash": _text(s.get("record_hash")),
-            }
-            for s in data.signoffs
-        ],
+        "signoffs": signoff_rows(data.signoffs),
+        "signed_report": None,
     }
+
+
+def signoff_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Sign-off records as the sign-off block prints them (every value is text)."""
+    return [
+        {k: _text(s.get(k)) for k in ("reviewer", "decision", "signed_at", "comment")}
+        | {
+            "report_sha256": _text(s.get("report_sha256") or s.get("report_hash")),
+            "record_hash": _text(s.get("record_hash")),
+            "key_id": _text(s.get("key_id")) if s.get("key_id") else "",
+        }
+        for s in records
+    ]

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from cuegap._files import write_new_files
 from cuegap.reports._build import ReportData
-from cuegap.reports._context import report_context
+from cuegap.reports._context import report_context, signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher
 
 Format = Literal["html", "pdf"]
@@ -73,6 +74,14 @@ class RenderedReport:
     generated_at: str
 
 
+# The sign-off records block: left out of the content hash, filled in by a signed copy.
+_SIGNOFF_BLOCK = re.compile(
+    r'(<div class="signoff-records" data-cuegap="signoff-records">)(.*?)'
+    r"(</div><!--/signoff-records-->)",
+    re.S,
+)
+
+
 def _fill(html: str, values: dict[str, str]) -> str:
     for key, value in values.items():
         html = html.replace(_PLACEHOLDER.format(key), value)
@@ -94,6 +103,9 @@ def content_hash(html: str) -> str:
     """
     canonical = _MARKED.sub(
         lambda m: m.group(1) + _PLACEHOLDER.format(m.group(3)) + m.group(5), html
+    )
+    canonical = _SIGNOFF_BLOCK.sub(
+        lambda m: m.group(1) + _PLACEHOLDER.format("signoff-records") + m.group(3), canonical
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -117,7 +129,7 @@ def render_html(data: ReportData, *, now: datetime | None = None) -> RenderedRep
     ctx["css"] = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
     template = environment().get_template("report.html.j2")
     canonical = template.render(ctx)
-    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    digest = content_hash(canonical)
     report_id = f"CG-{data.analysis_id}-{digest[:12]}"
     generated = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
     html = _fill(
@@ -125,6 +137,46 @@ def render_html(data: ReportData, *, now: datetime | None = None) -> RenderedRep
         {"generated-at": generated, "content-hash": digest, "report-id": report_id},
     )
     return RenderedReport(html, digest, report_id, generated)
+
+
+def render_signed(
+    html: str, records: Sequence[Mapping[str, Any]], *, report_id: int, report_sha256: str
+) -> str:
+    """A signed copy of a rendered report: its sign-off block filled in, nothing else.
+
+    Parameters
+    ----------
+    html : str
+        The HTML that was reviewed, as kept in the store's report registry.
+    records : sequence of mappings
+        The report's sign-off records.
+    report_id, report_sha256 : int, str
+        The registered report that was signed.
+
+    Returns
+    -------
+    str
+        HTML whose content hash equals the reviewed report's.
+
+    Raises
+    ------
+    ValueError
+        When ``html`` has no sign-off block (a report rendered before cuegap 0.2).
+    """
+    if len(_SIGNOFF_BLOCK.findall(html)) != 1:
+        raise ValueError(
+            f"report {report_id} has no sign-off block to fill in (rendered by an older "
+            "cuegap); re-render and sign it again"
+        )
+    block = (
+        environment()
+        .get_template("partials/_signoff_records.html.j2")
+        .render(
+            signoffs=signoff_rows(records),
+            signed_report={"id": report_id, "sha256": report_sha256},
+        )
+    )
+    return _SIGNOFF_BLOCK.sub(lambda m: m.group(1) + block + m.group(3), html, count=1)
 
 
 def render_pdf(html: str) -> bytes:
@@ -145,6 +197,31 @@ def render_pdf(html: str) -> bytes:
     return pdf
 
 
+def render_files(html: str, formats: Iterable[Format] = FORMATS) -> dict[str, bytes]:
+    """The bytes of each requested format of a rendered report (PDF via WeasyPrint).
+
+    Raises
+    ------
+    ValueError
+        For an unknown or empty list of formats.
+    """
+    wanted = list(dict.fromkeys(formats))
+    bad = [f for f in wanted if f not in FORMATS]
+    if bad or not wanted:
+        raise ValueError(f"format should be html, pdf or both but got {bad or wanted!r}")
+    out: dict[str, bytes] = {}
+    for fmt in wanted:
+        out[fmt] = html.encode("utf-8") if fmt == "html" else render_pdf(html)
+    return out
+
+
+def write_files(out_dir: Path | str, stem: str, files: Mapping[str, bytes]) -> dict[str, Path]:
+    """Write ``{format: bytes}`` as ``STEM.FORMAT`` files, all or none, never replacing or
+    following anything already in ``out_dir`` (a taken name gets ``-2``, ``-3``, ...)."""
+    written = write_new_files(out_dir, {f"{stem}.{fmt}": data for fmt, data in files.items()})
+    return {fmt: written[f"{stem}.{fmt}"] for fmt in files}
+
+
 def write_report(
     data: ReportData,
     out_dir: Path | str,
@@ -154,6 +231,9 @@ def write_report(
     stem: str | None = None,
 ) -> dict[str, Path]:
     """Render and write the report files.
+
+    Every format is rendered before anything is written; files are written without
+    replacing or following anything already in ``out_dir``.
 
     Parameters
     ----------
@@ -171,19 +251,6 @@ def write_report(
     dict of str to Path
         ``{"html": ..., "pdf": ...}`` for the formats written.
     """
-    wanted = list(dict.fromkeys(formats))
-    bad = [f for f in wanted if f not in FORMATS]
-    if bad or not wanted:
-        raise ValueError(f"format should be html, pdf or both but got {bad or wanted!r}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    name = stem or f"cuegap-report-{data.analysis_id}"
     rendered = render_html(data, now=now)
-    paths: dict[str, Path] = {}
-    if "html" in wanted:
-        paths["html"] = out / f"{name}.html"
-        paths["html"].write_text(rendered.html, encoding="utf-8")
-    if "pdf" in wanted:
-        paths["pdf"] = out / f"{name}.pdf"
-        paths["pdf"].write_bytes(render_pdf(rendered.html))
-    return paths
+    files = render_files(rendered.html, formats)
+    return write_files(out_dir, stem or f"cuegap-report-{data.analysis_id}", files)

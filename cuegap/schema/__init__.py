@@ -7,6 +7,7 @@ cuegap.reports. The query modules (which need pandas) load on first use, so that
 
 from typing import TYPE_CHECKING, Any
 
+from cuegap.schema import _ledger as ledger
 from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
 from cuegap.schema._migrate import (
     current_revision,
@@ -25,6 +26,7 @@ from cuegap.schema._tables import (
     Item,
     ItemBank,
     ItemIndividual,
+    LedgerEntry,
     Quarantine,
     Report,
     Response,
@@ -50,6 +52,7 @@ __all__ = [
     "Item",
     "ItemBank",
     "ItemIndividual",
+    "LedgerEntry",
     "Provenance",
     "Quarantine",
     "Report",
@@ -66,6 +69,7 @@ __all__ = [
     "describe_url",
     "head_revision",
     "known_revision",
+    "ledger",
     "make_engine",
     "newer_store_error",
     "provenance",

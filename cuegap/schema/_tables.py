@@ -234,6 +234,8 @@ class Analysis(SQLModel, table=True):
     versions: dict[str, str] | None = Field(default=None, sa_column=Column(JSON))
     message: str | None = Field(default=None, sa_column=Column(Text))
     created_at: datetime
+    # Revision 0005: the content digest sealed with the analysis (cuegap.ledger).
+    content_digest: str | None = Field(default=None, max_length=64)
 
 
 class AnalysisTable(SQLModel, table=True):
@@ -278,6 +280,12 @@ class Report(SQLModel, table=True):
     version: int = 1
     supersedes_id: int | None = Field(default=None, foreign_key="report.id")
     created_at: datetime
+    # The HTML the file was rendered from (the file itself for HTML): what a reviewer saw,
+    # kept so that a signed copy reproduces it exactly. NULL for reports registered before
+    # revision 0005.
+    html: str | None = Field(default=None, sa_column=Column(Text))
+    # The content digest of the analysis when the report was registered (see cuegap.ledger).
+    analysis_digest: str | None = Field(default=None, max_length=64)
 
 
 class SignOff(SQLModel, table=True):
@@ -299,6 +307,38 @@ class SignOff(SQLModel, table=True):
     signed_at: str = Field(max_length=40)  # ISO 8601 UTC, hashed as text
     prev_hash: str = Field(max_length=64)
     record_hash: str = Field(max_length=64, unique=True)
+    # Revision 0005: what the record hash also covers (``record_version`` 2), and an
+    # optional Ed25519 signature of the record hash by the reviewer's own key.
+    record_version: int = Field(default=1)
+    analysis_digest: str | None = Field(default=None, max_length=64)
+    ledger_head: str | None = Field(default=None, max_length=64)
+    key_id: str | None = Field(default=None, max_length=64)
+    public_key: str | None = Field(default=None, sa_column=Column(Text))
+    signature: str | None = Field(default=None, sa_column=Column(Text))
+
+
+class LedgerEntry(SQLModel, table=True):
+    """One entry of the store's append-only, hash-chained ledger.
+
+    Every ingest batch, item bank, system record, analysis, registered report and sign-off
+    that cuegap writes gets an entry whose ``digest`` covers that object's content as
+    written; ``entry_hash`` covers the entry and ``prev_hash``, so editing, deleting,
+    inserting or reordering entries breaks the chain. ``cuegap verify`` recomputes every
+    digest from the live rows. Entry 1 (kind ``genesis``) records, in ``detail``, the
+    highest ids that existed when the ledger began: older objects are not covered.
+    """
+
+    __tablename__ = "ledger"
+    __table_args__ = (Index("ix_ledger_kind_ref", "kind", "ref_id"),)
+
+    seq: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    kind: str = Field(max_length=20)
+    ref_id: int | None = Field(default=None)
+    digest: str = Field(max_length=64)
+    detail: str | None = Field(default=None, sa_column=Column(Text))
+    recorded_at: str = Field(max_length=40)
+    prev_hash: str = Field(max_length=64)
+    entry_hash: str = Field(max_length=64, unique=True)
 
 
 class StoreLock(SQLModel, table=True):

@@ -1,0 +1,357 @@
+"""The store's ledger: content digests of everything cuegap writes, hash-chained.
+
+Each object that a verdict or a sign-off depends on gets a ledger entry when cuegap writes
+it, in the same transaction:
+
+========== ================================================================================
+kind       digest covers
+========== ================================================================================
+``batch``  an ingest pass: its record and counts, its run (runner, settings), every
+           response row it stored and every line it quarantined
+``bank``   an item bank: its record, dilemmas, annotations, items and individuals
+``system`` an audited system's name, version, provider and metadata (a new entry each
+           time an ingest changes them)
+``analysis`` its settings, policy, package versions, data fingerprint, every result table
+           and every artifact's bytes
+``report`` a registry row: path, format, SHA-256 of the file, the HTML it shows, and the
+           analysis digest it was rendered from
+``signoff`` a sign-off row, field by field
+========== ================================================================================
+
+A digest is the SHA-256 of its parts' digests (``detail`` keeps the parts, so that
+``cuegap verify`` can say *which* part changed). Rows are hashed as canonical JSON of their
+non-NULL columns, so a column added by a later migration does not change old digests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from sqlalchemy import func, insert, select, text
+from sqlalchemy.engine import Connection
+
+from cuegap.schema._tables import (
+    Analysis,
+    AnalysisArtifact,
+    AnalysisTable,
+    Annotation,
+    Dilemma,
+    IngestBatch,
+    Item,
+    ItemBank,
+    ItemIndividual,
+    LedgerEntry,
+    Quarantine,
+    Report,
+    Response,
+    Run,
+    SignOff,
+    System,
+)
+
+GENESIS = "0" * 64
+KINDS = ("batch", "bank", "system", "analysis", "report", "signoff")
+_PG_LOCK_KEY = 0x6375_6567  # "cueg": serialises ledger appends on PostgreSQL
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return hashlib.sha256(bytes(value)).hexdigest()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def row_hash_update(h: Any, row: Mapping[str, Any]) -> None:
+    """Feed one row (its non-NULL columns, canonical JSON) into a running hash."""
+    values = {k: v for k, v in row.items() if v is not None}
+    h.update(
+        orjson.dumps(
+            values, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=_default
+        )
+    )
+    h.update(b"\n")
+
+
+def rows_digest(rows: Iterable[Mapping[str, Any]]) -> str:
+    """SHA-256 over rows in the order given (see :func:`row_hash_update`)."""
+    h = hashlib.sha256()
+    for row in rows:
+        row_hash_update(h, row)
+    return h.hexdigest()
+
+
+def _rows(conn: Connection, table: Any, where: Any, order: Any) -> Iterator[Mapping[str, Any]]:
+    stmt = select(table).where(where).order_by(order).execution_options(yield_per=5000)
+    for row in conn.execute(stmt):
+        yield row._mapping
+
+
+def _part(conn: Connection, table: Any, where: Any, order: Any) -> str:
+    return rows_digest(_rows(conn, table, where, order))
+
+
+def combine(parts: Mapping[str, str]) -> str:
+    """The digest of an object from its parts' digests."""
+    text_ = json.dumps(dict(parts), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text_.encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- digests
+
+
+def batch_parts(conn: Connection, batch_id: int) -> dict[str, str] | None:
+    """Part digests of an ingest batch; None when its row is gone."""
+    b = IngestBatch.__table__
+    row = conn.execute(select(b).where(b.c.id == batch_id)).first()
+    if row is None:
+        return None
+    record = dict(row._mapping)
+    for volatile in ("finished_at", "started_at"):
+        record.pop(volatile, None)
+    run = Run.__table__
+    return {
+        "record": rows_digest([record]),
+        "run": _part(conn, run, run.c.id == row.run_id, run.c.id),
+        "responses": _part(
+            conn,
+            Response.__table__,
+            Response.__table__.c.batch_id == batch_id,
+            Response.__table__.c.id,
+        ),
+        "quarantine": rows_digest(
+            {k: r[k] for k in ("id", "line_no", "field", "reason", "raw", "source_sha256")}
+            for r in _rows(
+                conn,
+                Quarantine.__table__,
+                Quarantine.__table__.c.batch_id == batch_id,
+                Quarantine.__table__.c.id,
+            )
+        ),
+    }
+
+
+def bank_parts(conn: Connection, bank_id: int) -> dict[str, str] | None:
+    """Part digests of an item bank; None when its row is gone."""
+    bank = ItemBank.__table__
+    if conn.execute(select(bank.c.id).where(bank.c.id == bank_id)).first() is None:
+        return None
+    dil, item = Dilemma.__table__, Item.__table__
+    dil_ids = select(dil.c.id).where(dil.c.bank_id == bank_id)
+    item_ids = select(item.c.id).where(item.c.bank_id == bank_id)
+    ann, ind = Annotation.__table__, ItemIndividual.__table__
+    return {
+        "record": _part(conn, bank, bank.c.id == bank_id, bank.c.id),
+        "dilemmas": _part(conn, dil, dil.c.bank_id == bank_id, dil.c.id),
+        "annotations": _part(conn, ann, ann.c.dilemma_id.in_(dil_ids), ann.c.id),
+        "items": _part(conn, item, item.c.bank_id == bank_id, item.c.id),
+        "individuals": _part(conn, ind, ind.c.item_id.in_(item_ids), ind.c.id),
+    }
+
+
+def system_parts(conn: Connection, system_id: int) -> dict[str, str] | None:
+    """Part digest of a system's record (created_at left out); None when it is gone."""
+    s = System.__table__
+    row = conn.execute(select(s).where(s.c.id == system_id)).first()
+    if row is None:
+        return None
+    record = {k: v for k, v in row._mapping.items() if k != "created_at"}
+    return {"record": rows_digest([record])}
+
+
+def analysis_parts(conn: Connection, analysis_id: int) -> dict[str, str] | None:
+    """Part digests of an analysis: its record, tables and artifacts (bytes re-hashed)."""
+    a = Analysis.__table__
+    row = conn.execute(select(a).where(a.c.id == analysis_id)).first()
+    if row is None:
+        return None
+    record = {k: v for k, v in row._mapping.items() if k != "content_digest"}
+    t = AnalysisTable.__table__
+    art = AnalysisArtifact.__table__
+    return {
+        "record": rows_digest([record]),
+        "tables": _part(conn, t, t.c.analysis_id == analysis_id, t.c.id),
+        "artifacts": _part(conn, art, art.c.analysis_id == analysis_id, art.c.id),
+    }
+
+
+def report_parts(conn: Connection, report_id: int) -> dict[str, str] | None:
+    """Part digest of a registry row (the HTML it keeps hashed as part of it)."""
+    r = Report.__table__
+    return _single(conn, r, r.c.id == report_id)
+
+
+def signoff_parts(conn: Connection, seq: int) -> dict[str, str] | None:
+    """Part digest of a sign-off row."""
+    s = SignOff.__table__
+    row = conn.execute(select(s).where(s.c.seq == seq)).first()
+    if row is None:
+        return None
+    return {"record": rows_digest([{k: v for k, v in row._mapping.items() if k != "id"}])}
+
+
+def _single(conn: Connection, table: Any, where: Any) -> dict[str, str] | None:
+    row = conn.execute(select(table).where(where)).first()
+    return None if row is None else {"record": rows_digest([dict(row._mapping)])}
+
+
+PARTS = {
+    "batch": batch_parts,
+    "bank": bank_parts,
+    "system": system_parts,
+    "analysis": analysis_parts,
+    "report": report_parts,
+    "signoff": signoff_parts,
+}
+
+
+def object_digest(conn: Connection, kind: str, ref_id: int) -> str | None:
+    """The current digest of one object (None when it no longer exists)."""
+    parts = PARTS[kind](conn, ref_id)
+    return None if parts is None else combine(parts)
+
+
+# --------------------------------------------------------------------------- entries
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A ledger entry as stored."""
+
+    seq: int
+    kind: str
+    ref_id: int | None
+    digest: str
+    detail: str | None
+    recorded_at: str
+    prev_hash: str
+    entry_hash: str
+
+    @property
+    def parts(self) -> dict[str, str]:
+        """The part digests kept in ``detail`` (empty for the genesis entry)."""
+        if self.kind == "genesis" or not self.detail:
+            return {}
+        return json.loads(self.detail)
+
+
+def entry_hash(
+    *,
+    seq: int,
+    kind: str,
+    ref_id: int | None,
+    digest: str,
+    detail: str | None,
+    recorded_at: str,
+    prev_hash: str,
+) -> str:
+    """SHA-256 of an entry's canonical JSON (sorted keys, no whitespace)."""
+    payload = {
+        "seq": seq,
+        "kind": kind,
+        "ref_id": ref_id,
+        "digest": digest,
+        "detail": detail,
+        "recorded_at": recorded_at,
+        "prev_hash": prev_hash,
+    }
+    return hashlib.sha256(
+        json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
+
+
+def lock_ledger(conn: Connection) -> None:
+    """Take the ledger's append lock for the rest of ``conn``'s transaction.
+
+    PostgreSQL: a transaction-level advisory lock. SQLite: a write statement, which takes
+    the database's write lock (call it before reading anything in the transaction).
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+    else:
+        conn.execute(text("DELETE FROM ledger WHERE 1 = 0"))
+
+
+def head(conn: Connection) -> Entry | None:
+    """The newest entry."""
+    cols = [getattr(LedgerEntry, k) for k in Entry.__slots__]
+    row = conn.execute(select(*cols).order_by(LedgerEntry.seq.desc()).limit(1)).first()
+    return None if row is None else Entry(*row)
+
+
+def latest_digest(conn: Connection, kind: str, ref_id: int) -> str | None:
+    """The digest of the newest entry recorded for an object."""
+    return conn.execute(
+        select(LedgerEntry.digest)
+        .where(LedgerEntry.kind == kind, LedgerEntry.ref_id == ref_id)
+        .order_by(LedgerEntry.seq.desc())
+        .limit(1)
+    ).scalar()
+
+
+def record(
+    conn: Connection,
+    kind: str,
+    ref_id: int,
+    *,
+    parts: Mapping[str, str] | None = None,
+    only_if_changed: bool = False,
+) -> Entry | None:
+    """Append an entry for an object in ``conn``'s transaction.
+
+    Parameters
+    ----------
+    parts : mapping, optional
+        Precomputed part digests (computed before taking the lock, for large objects);
+        default: computed now.
+    only_if_changed : bool
+        Skip when the newest entry for the object already has this digest (systems).
+
+    Returns
+    -------
+    Entry or None
+        The entry written (None when skipped). Stores written before the ledger existed
+        (no genesis entry) get none: there is nothing to chain to.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"ledger kind should be one of {', '.join(KINDS)} but got {kind!r}")
+    if parts is None:
+        parts = PARTS[kind](conn, ref_id)
+        if parts is None:
+            raise ValueError(f"cannot record {kind} {ref_id}: it does not exist")
+    digest = combine(parts)
+    lock_ledger(conn)
+    if only_if_changed and latest_digest(conn, kind, ref_id) == digest:
+        return None
+    last = head(conn)
+    if last is None:
+        return None
+    values = {
+        "seq": last.seq + 1,
+        "kind": kind,
+        "ref_id": ref_id,
+        "digest": digest,
+        "detail": json.dumps(dict(parts), sort_keys=True, separators=(",", ":")),
+        "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "prev_hash": last.entry_hash,
+    }
+    values["entry_hash"] = entry_hash(**values)
+    conn.execute(insert(LedgerEntry).values(**values))
+    return Entry(**values)
+
+
+def entries(conn: Connection) -> list[Entry]:
+    """Every entry, in chain order."""
+    cols = [getattr(LedgerEntry, k) for k in Entry.__slots__]
+    return [Entry(*r) for r in conn.execute(select(*cols).order_by(LedgerEntry.seq))]
+
+
+def count(conn: Connection) -> int:
+    """How many entries the ledger holds."""
+    return int(conn.execute(select(func.count()).select_from(LedgerEntry)).scalar() or 0)

@@ -738,37 +738,128 @@ def signoff(
         str, typer.Option("--decision", help="approve, reject or changes-requested.")
     ],
     comment: Annotated[str | None, typer.Option("--comment", help="Free text.")] = None,
+    key: Annotated[
+        Path | None,
+        typer.Option(
+            "--key",
+            help="Your Ed25519 private key (from `cuegap keygen`): signs the record, so "
+            "that `cuegap verify --trust KEY.pub` proves who signed.",
+        ),
+    ] = None,
 ) -> None:
     """Record a review decision on a report, hash-chained to the previous sign-off."""
+    from rich.markup import escape
+
     from cuegap.compliance import sign_off
 
     engine = _engine(create=False)
-    rec = sign_off(engine, report, reviewer=reviewer, decision=decision, comment=comment)
+    rec = sign_off(engine, report, reviewer=reviewer, decision=decision, comment=comment, key=key)
+    signed = f"; signed with key {rec.key_id}" if rec.key_id else ""
     console.print(
-        f"Signed report {rec.report_id} ({rec.decision}) by {rec.reviewer} at {rec.signed_at}; "
-        f"sign-off {rec.seq}, record hash {rec.record_hash[:16]}"
+        f"Signed report {rec.report_id} ({rec.decision}) by {escape(_visible(rec.reviewer))} "
+        f"at {rec.signed_at}; sign-off {rec.seq}, record hash {rec.record_hash[:16]}{signed}",
+        highlight=False,
+    )
+
+
+def _visible(text: str) -> str:
+    """Control characters (ANSI escapes included) made visible, e.g. ``\\x1b``."""
+    return "".join(c if c.isprintable() or c in "\t" else repr(c)[1:-1] for c in str(text))
+
+
+@app.command()
+@friendly
+def verify(
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="A witness file written by `cuegap witness`: every ledger head it records "
+            "must still be in the store, unchanged.",
+        ),
+    ] = None,
+    trust: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--trust",
+            help="A reviewer's public key (KEY.pub from `cuegap keygen`); repeat for each. "
+            "Every sign-off must then be signed by one of them.",
+        ),
+    ] = None,
+) -> None:
+    """Recompute everything verdicts and sign-offs depend on; exit 1 if anything changed.
+
+    Checks the ledger (ingest batches and their responses, item banks, systems, analyses
+    and their tables and posteriors, registered reports, sign-offs), the report files, the
+    sign-off chain, and, when given, a witness file and the reviewers' keys. Says what it
+    could not rule out.
+    """
+    from rich.markup import escape
+
+    from cuegap.compliance import verify as run_verify
+
+    engine = _engine(create=False)
+    result = run_verify(engine, witness=against, trusted=trust)
+    for problem in result.problems:
+        err.print(
+            f"[bold red]altered:[/] {escape(_visible(problem))}", highlight=False, soft_wrap=True
+        )
+    for limit in result.limits:
+        console.print(
+            f"[yellow]not ruled out:[/] {escape(_visible(limit))}", highlight=False, soft_wrap=True
+        )
+    state = "intact" if result.ok else f"{len(result.problems)} problem(s)"
+    console.print(
+        f"Checked {result.entries} ledger entries, {result.reports} report(s), "
+        f"{result.signoffs} sign-off(s) and {result.artifacts} stored posterior(s): {state}; "
+        f"ledger head {result.ledger_seq}:{result.ledger_head[:16]}",
+        highlight=False,
+    )
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+@friendly
+def witness(
+    file: Annotated[
+        Path,
+        typer.Argument(help="Witness file to append the ledger head to (created if missing)."),
+    ],
+) -> None:
+    """Append the store's ledger head to a witness file kept outside the store.
+
+    Keep the file where the store's editors cannot change it (a compliance repository,
+    write-once storage, the review board's mail); `cuegap verify --against FILE` then
+    detects any rewrite or truncation of the record up to that head.
+    """
+    from cuegap.compliance import write_witness
+
+    engine = _engine(create=False)
+    top = write_witness(engine, file)
+    console.print(
+        f"Witnessed ledger entry {top.seq} ({top.entry_hash[:16]}) in {file}", highlight=False
     )
 
 
 @app.command()
 @friendly
-def verify() -> None:
-    """Check registered report files, the sign-off chain and stored posteriors; exit 1 if
-    anything changed."""
-    from cuegap.compliance import verify as run_verify
+def keygen(
+    key: Annotated[
+        Path, typer.Argument(help="Private key file to create; the public key is KEY.pub.")
+    ],
+) -> None:
+    """Create a reviewer's Ed25519 key pair for `cuegap signoff --key`.
 
-    engine = _engine(create=False)
-    result = run_verify(engine)
-    for problem in result.problems:
-        err.print(f"[bold red]altered:[/] {problem}", highlight=False, soft_wrap=True)
-    state = "intact" if result.ok else f"{len(result.problems)} problem(s)"
+    Keep the private key to yourself (it never enters the store); give KEY.pub to whoever
+    runs `cuegap verify --trust`.
+    """
+    from cuegap.compliance import generate_key
+
+    priv, pub, kid = generate_key(key)
     console.print(
-        f"Checked {result.reports} report(s), {result.signoffs} sign-off(s) and "
-        f"{result.artifacts} stored posterior(s): {state}; "
-        f"chain head {result.head[:16]}"
+        f"Wrote {priv} (private, keep it) and {pub} (public); key id {kid}", highlight=False
     )
-    if not result.ok:
-        raise typer.Exit(1)
 
 
 @app.command()

@@ -301,7 +301,8 @@ def _check_artifacts(conn: Connection, out: Verification) -> None:
     )
     for a in rows:
         out.artifacts += 1
-        if hashlib.sha256(a.content).hexdigest() != a.sha256:
+        content = a.content if isinstance(a.content, bytes) else str(a.content).encode()
+        if hashlib.sha256(content).hexdigest() != a.sha256:
             out.problems.append(
                 f"analysis {a.analysis_id}: its stored {a.name} was altered (the bytes no "
                 f"longer match SHA-256 {a.sha256[:12]}…)"

@@ -1,0 +1,187 @@
+"""A sign-off binds to what was reviewed: signed copies, never-overwritten report files,
+safe output folders, reviewer keys and the witness file, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select, text
+from typer.testing import CliRunner
+
+from cuegap.audit import AnalysisSettings, analyze
+from cuegap.cli import app
+from cuegap.compliance import ComplianceError, sign_off, verify
+from cuegap.ingest import ingest_path
+from cuegap.models import Policy
+from cuegap.reanalysis import publish_report
+from cuegap.reports import content_hash
+from cuegap.schema import Report
+from cuegap.simulate import simulate
+
+runner = CliRunner()
+
+
+def _lines(src: Path, every: int, offset: int) -> str:
+    lines = src.read_text().splitlines()
+    head = [lines[0]] if lines[0].startswith('{"format"') else []
+    return "\n".join(head + lines[len(head) :][offset::every]) + "\n"
+
+
+@pytest.fixture
+def audited(engine, tmp_path: Path):
+    """A store with part of a simulated audit, analysed, with an HTML+PDF report."""
+    sim = simulate(tmp_path / "sim", systems=3, seed=11)
+    (tmp_path / "first.jsonl").write_text(_lines(sim.responses_path, 6, 0))
+    (tmp_path / "later.jsonl").write_text(_lines(sim.responses_path, 6, 1))
+    ingest_path(engine, sim.itembank_path)
+    ingest_path(engine, tmp_path / "first.jsonl")
+    result = analyze(engine, AnalysisSettings(n_boot=20))
+    published = publish_report(engine, result.id, tmp_path / "out")
+    return engine, tmp_path, published
+
+
+def _body(html: str) -> str:
+    """The HTML without the sign-off records block."""
+    return re.sub(
+        r'data-cuegap="signoff-records">.*?</div><!--/signoff-records-->', "", html, flags=re.S
+    )
+
+
+def test_signed_copy_shows_what_was_reviewed_after_later_analysis_and_ingest(audited) -> None:
+    engine, tmp, published = audited
+    html_path, html_id = published["html"]
+    reviewed = html_path.read_text("utf-8")
+    sign_off(engine, html_id, reviewer="Ada <b>", decision="approve", comment="ok")
+    # Later work on the same store: new data, a new analysis under another policy.
+    ingest_path(engine, tmp / "later.jsonl")
+    analyze(engine, AnalysisSettings(n_boot=30, policy=Policy(delta_pp=5.0)))
+    signed = publish_report(engine, None, tmp / "out", signed=html_id)  # type: ignore[arg-type]
+    copy = signed["html"][0].read_text("utf-8")
+    assert content_hash(copy) == content_hash(reviewed)
+    assert _body(copy) == _body(reviewed)  # byte for byte, apart from the sign-off block
+    assert "Ada &lt;b&gt;" in copy and 'id="signoffs"' in copy
+    assert signed["pdf"][0].read_bytes().startswith(b"%PDF")
+    # The reviewed file is untouched and still registered; the copy supersedes it.
+    assert html_path.read_text("utf-8") == reviewed
+    with engine.connect() as conn:
+        sup = conn.execute(select(Report.supersedes_id).where(Report.id == signed["html"][1]))
+        assert sup.scalar() == html_id
+    assert verify(engine).ok
+
+
+def test_signed_copy_is_refused_when_what_was_reviewed_changed(audited) -> None:
+    engine, tmp, published = audited
+    _, html_id = published["html"]
+    sign_off(engine, html_id, reviewer="Ada", decision="approve")
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE analysis_table SET data = replace(data, 'flagged', 'passed')"))
+        conn.execute(text("UPDATE analysis_table SET n_rows = n_rows + 1 WHERE name = 'verdicts'"))
+    with pytest.raises(ComplianceError, match="cannot be reproduced as signed: analysis 1 changed"):
+        publish_report(engine, None, tmp / "again", signed=html_id)  # type: ignore[arg-type]
+    assert not (tmp / "again").exists() or not any((tmp / "again").iterdir())
+
+
+def test_a_report_with_no_signoff_or_a_new_policy_is_refused(audited) -> None:
+    engine, tmp, published = audited
+    with pytest.raises(ComplianceError, match="has no sign-offs"):
+        publish_report(engine, None, tmp / "x", signed=published["pdf"][1])  # type: ignore[arg-type]
+    sign_off(engine, published["pdf"][1], reviewer="Bo", decision="reject")
+    with pytest.raises(ValueError, match="--policy cannot be used with --signed"):
+        publish_report(engine, None, tmp / "x", signed=2, policy=Policy(delta_pp=9.0))  # type: ignore[arg-type]
+
+
+def test_rerender_never_overwrites_and_never_follows_a_link(audited) -> None:
+    engine, tmp, published = audited
+    out = tmp / "out"
+    first = {fmt: path.read_bytes() for fmt, (path, _) in published.items()}
+    victim = tmp / "victim.txt"
+    victim.write_text("do not touch")
+    (out / "cuegap-report-1-2.html").symlink_to(victim)  # planted for the next name
+    again = publish_report(engine, 1, out)
+    assert again["html"][0].name == "cuegap-report-1-3.html"
+    assert again["pdf"][0].name == "cuegap-report-1-2.pdf"
+    assert victim.read_text() == "do not touch"
+    assert {fmt: path.read_bytes() for fmt, (path, _) in published.items()} == first
+    assert not again["html"][0].is_symlink()
+    assert verify(engine).ok
+
+
+def test_failed_render_leaves_nothing_written_or_registered(audited, monkeypatch) -> None:
+    engine, tmp, _ = audited
+    import cuegap.reports._render as render
+
+    def broken(_html: str) -> bytes:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(render, "render_pdf", broken)
+    with engine.connect() as conn:
+        before = conn.execute(select(func.count()).select_from(Report)).scalar()
+    with pytest.raises(OSError):
+        publish_report(engine, 1, tmp / "fresh")
+    assert not (tmp / "fresh").exists() or not list((tmp / "fresh").iterdir())
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Report)).scalar() == before
+
+
+def test_unwritable_out_folder_is_one_line_and_registers_nothing(audited) -> None:
+    engine, tmp, _ = audited
+    if os.geteuid() == 0:
+        target = tmp / "a-file"  # root writes anywhere: use a file where a folder belongs
+        target.write_text("x")
+        out = target
+    else:  # pragma: no cover - CI runs as root
+        out = tmp / "ro"
+        out.mkdir(mode=0o500)
+    with pytest.raises(ValueError, match=r"is a file, not a folder|cannot write"):
+        publish_report(engine, 1, out)
+
+
+def test_keys_witness_and_verify_through_the_cli(audited, db_url: str, tmp_path: Path) -> None:
+    engine, _tmp, published = audited
+    key = tmp_path / "ada.key"
+    res = runner.invoke(app, ["keygen", str(key)])
+    assert res.exit_code == 0, res.output
+    assert (key.stat().st_mode & 0o777) == 0o600 and Path(f"{key}.pub").is_file()
+    again = runner.invoke(app, ["keygen", str(key)])
+    assert again.exit_code == 2 and "never overwritten" in again.output
+    db = ["--db", db_url]
+    pdf_id = str(published["pdf"][1])
+    res = runner.invoke(
+        app,
+        [*db, "signoff", pdf_id, "--reviewer", "Ada", "--decision", "approve", "--key", str(key)],
+    )
+    assert res.exit_code == 0 and "signed with key" in res.output, res.output
+    witness = tmp_path / "witness.jsonl"
+    res = runner.invoke(app, [*db, "witness", str(witness)])
+    assert res.exit_code == 0 and json.loads(witness.read_text())["seq"] >= 2
+    ok = runner.invoke(app, [*db, "verify", "--against", str(witness), "--trust", f"{key}.pub"])
+    assert ok.exit_code == 0, ok.output
+    assert "intact" in ok.output and "not ruled out" not in ok.output.replace("record(s)", "")
+    plain = runner.invoke(app, [*db, "verify"])
+    assert plain.exit_code == 0 and "not ruled out" in plain.output and "--against" in plain.output
+    with engine.begin() as conn:  # remove the newest sign-off and its ledger entry
+        conn.execute(text("DELETE FROM ledger WHERE seq = (SELECT MAX(seq) FROM ledger)"))
+        conn.execute(text("DELETE FROM signoff"))
+    bad = runner.invoke(app, [*db, "verify", "--against", str(witness)])
+    assert bad.exit_code == 1 and "the ledger was truncated" in bad.output
+
+
+def test_bad_key_and_witness_files_are_one_line(audited, db_url: str, tmp_path: Path) -> None:
+    db = ["--db", db_url]
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\x00\xff not a key")
+    res = runner.invoke(
+        app, [*db, "signoff", "1", "--reviewer", "A", "--decision", "approve", "--key", str(junk)]
+    )
+    assert res.exit_code == 2 and "not a PEM private key" in res.output
+    res = runner.invoke(app, [*db, "verify", "--against", str(junk)])
+    assert res.exit_code == 2 and "witness" in res.output
+    long_name = "R" * 250
+    res = runner.invoke(
+        app, [*db, "signoff", "1", "--reviewer", long_name, "--decision", "approve"]
+    )
+    assert res.exit_code == 2 and "at most 200" in res.output

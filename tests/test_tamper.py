@@ -565,3 +565,11 @@ def test_truncation_and_rewrite_need_the_witness(signed: Signed, copy: Engine) -
     result = verify(copy)
     assert result.ok
     assert any("no witness file given" in lim for lim in result.limits)
+
+
+def test_response_digest_covers_every_response_column() -> None:
+    """A new response column must be added to the ledger's list on purpose (a new digest
+    version), or be left out knowingly: this test makes that a decision, not an accident."""
+    from cuegap.schema import Response
+
+    assert set(ledger.RESPONSE_COLUMNS) == set(Response.__table__.columns.keys())

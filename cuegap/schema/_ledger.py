@@ -47,9 +47,7 @@ from cuegap.schema._tables import (
     ItemBank,
     ItemIndividual,
     LedgerEntry,
-    Quarantine,
     Report,
-    Response,
     Run,
     SignOff,
     System,
@@ -97,6 +95,33 @@ def _part(conn: Connection, table: Any, where: Any, order: Any) -> str:
     return rows_digest(_rows(conn, table, where, order))
 
 
+# Large tables are hashed as tuples of these columns (the columns of revision 0005),
+# fetched with the driver's own cursor: about three times faster than through Core.
+RESPONSE_COLUMNS = (
+    "id", "response_key", "content_hash", "run_id", "batch_id", "system_id", "item_id",
+    "condition", "difficulty", "probe", "individual", "consequences", "prompt_variant",
+    "repeat", "raw_text", "prompt", "sample_id", "parsed_answer", "selected_individual",
+    "parse_status", "abstained", "assignment", "recovered", "puzzle_correct", "runner_result",
+    "source_line",
+)  # fmt: skip
+QUARANTINE_COLUMNS = ("id", "source_sha256", "line_no", "field", "reason", "raw")
+
+
+def _bulk_digest(conn: Connection, table: str, columns: tuple[str, ...], batch_id: int) -> str:
+    """SHA-256 over the rows of ``table`` with ``batch_id``, in id order, in chunks."""
+    cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    mark = "%s" if conn.dialect.paramstyle in ("format", "pyformat") else "?"
+    cols = ", ".join(f'"{c}"' for c in columns)
+    cur.execute(f"SELECT {cols} FROM {table} WHERE batch_id = {mark} ORDER BY id", (batch_id,))
+    h = hashlib.sha256()
+    try:
+        while rows := cur.fetchmany(10_000):
+            h.update(orjson.dumps(rows, default=_default))
+    finally:
+        cur.close()
+    return h.hexdigest()
+
+
 def combine(parts: Mapping[str, str]) -> str:
     """The digest of an object from its parts' digests."""
     text_ = json.dumps(dict(parts), sort_keys=True, separators=(",", ":"))
@@ -119,21 +144,8 @@ def batch_parts(conn: Connection, batch_id: int) -> dict[str, str] | None:
     return {
         "record": rows_digest([record]),
         "run": _part(conn, run, run.c.id == row.run_id, run.c.id),
-        "responses": _part(
-            conn,
-            Response.__table__,
-            Response.__table__.c.batch_id == batch_id,
-            Response.__table__.c.id,
-        ),
-        "quarantine": rows_digest(
-            {k: r[k] for k in ("id", "line_no", "field", "reason", "raw", "source_sha256")}
-            for r in _rows(
-                conn,
-                Quarantine.__table__,
-                Quarantine.__table__.c.batch_id == batch_id,
-                Quarantine.__table__.c.id,
-            )
-        ),
+        "responses": _bulk_digest(conn, "response", RESPONSE_COLUMNS, batch_id),
+        "quarantine": _bulk_digest(conn, "quarantine", QUARANTINE_COLUMNS, batch_id),
     }
 
 

@@ -626,15 +626,17 @@ def report(
     signed: Annotated[
         str | None,
         typer.Option(
-            "--signed", help="Re-render this registered report (id, path or hash) signed."
+            "--signed",
+            help="Write a signed copy of this registered report (id, path or hash): exactly "
+            "the reviewed content, its sign-off block filled in.",
         ),
     ] = None,
 ) -> None:
     """Render an audit report (self-contained HTML and/or PDF) of one stored analysis.
 
     Every file written is registered in the store with its SHA-256, ready for
-    `cuegap signoff`. With --signed REPORT, re-renders that registered report with its
-    sign-off records filled in.
+    `cuegap signoff`. Existing files are never replaced: a new render gets a new name.
+    With --signed REPORT, writes a signed copy of that registered report.
     """
     from cuegap.models import load_policy
     from cuegap.reanalysis import publish_report

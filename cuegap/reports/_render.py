@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from cuegap.reports._build import ReportData
 from cuegap.reports._context import report_context
@@ -114,7 +115,9 @@ def render_html(data: ReportData, *, now: datetime | None = None) -> RenderedRep
     """
     ctx = report_context(data)
     ctx.update({k.replace("-", "_"): _PLACEHOLDER.format(k) for k in _MARKERS})
-    ctx["css"] = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
+    # The package's own stylesheet, trusted: autoescaped, its quotes became &#34; inside
+    # <style> (raw text in HTML), which broke the page-number and report-id rules.
+    ctx["css"] = Markup((TEMPLATES_DIR / "report.css").read_text(encoding="utf-8"))
     template = environment().get_template("report.html.j2")
     canonical = template.render(ctx)
     digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()

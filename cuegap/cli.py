@@ -263,7 +263,14 @@ def ingest(
 def simulate(
     out_dir: Annotated[Path, typer.Argument(help="Directory to write the dataset to.")],
     systems: Annotated[
-        int, typer.Option("--systems", "-n", min=1, max=MAX_SYSTEMS, help="Systems to simulate.")
+        int,
+        typer.Option(
+            "--systems",
+            "-n",
+            min=1,
+            max=MAX_SYSTEMS,
+            help=f"Systems to simulate (1 to {MAX_SYSTEMS}).",
+        ),
     ] = 3,
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Random seed.")] = 0,
     named: Annotated[
@@ -339,7 +346,14 @@ def demo(
         Path, typer.Option("--dir", help="Where to write the simulated data.")
     ] = Path("cuegap-demo"),
     systems: Annotated[
-        int, typer.Option("--systems", "-n", min=1, max=MAX_SYSTEMS, help="Systems to simulate.")
+        int,
+        typer.Option(
+            "--systems",
+            "-n",
+            min=1,
+            max=MAX_SYSTEMS,
+            help=f"Systems to simulate (1 to {MAX_SYSTEMS}).",
+        ),
     ] = 14,
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Random seed.")] = 2026,
     bayes: Annotated[
@@ -506,7 +520,12 @@ def analyze(
     ] = None,
     boot: Annotated[
         int,
-        typer.Option("--boot", min=0, max=MAX_BOOT, help="Bootstrap replicates for the ± values."),
+        typer.Option(
+            "--boot",
+            min=0,
+            max=MAX_BOOT,
+            help=f"Bootstrap replicates for the ± values (0 to {MAX_BOOT:,}).",
+        ),
     ] = 1000,
     seed: Annotated[
         int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the bootstrap.")
@@ -522,10 +541,19 @@ def analyze(
         ),
     ] = False,
     draws: Annotated[
-        int, typer.Option("--draws", min=10, max=MAX_DRAWS, help="Posterior draws per chain.")
+        int,
+        typer.Option(
+            "--draws",
+            min=10,
+            max=MAX_DRAWS,
+            help=f"Posterior draws per chain (10 to {MAX_DRAWS:,}).",
+        ),
     ] = 1000,
     chains: Annotated[
-        int, typer.Option("--chains", min=1, max=MAX_CHAINS, help="Sampler chains.")
+        int,
+        typer.Option(
+            "--chains", min=1, max=MAX_CHAINS, help=f"Sampler chains (1 to {MAX_CHAINS})."
+        ),
     ] = 4,
     explicit: ExplicitOption = None,
     implicit: ImplicitOption = None,
@@ -743,7 +771,12 @@ def reanalyze(
     ] = None,
     boot: Annotated[
         int,
-        typer.Option("--boot", min=0, max=MAX_BOOT, help="Bootstrap replicates for the ± values."),
+        typer.Option(
+            "--boot",
+            min=0,
+            max=MAX_BOOT,
+            help=f"Bootstrap replicates for the ± values (0 to {MAX_BOOT:,}).",
+        ),
     ] = 1000,
     bayes: Annotated[
         bool,

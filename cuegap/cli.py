@@ -248,9 +248,11 @@ def ingest(
     # Check the arguments before the store is created: a typo must leave no empty store.
     if format is not None:
         get_reader(format)
-    for path in [*paths, *([mapping] if mapping is not None else [])]:
+    for path in paths:
         if not path.exists():
             raise _fail(f"{path}: no such file or directory")
+    if mapping is not None and not mapping.exists():
+        raise _fail(f"{mapping}: no such mapping file")
     engine = _engine(create=True)
     for path in paths:
         with _progress(f"ingest {safe(path.name)}") as progress:

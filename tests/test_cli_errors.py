@@ -149,7 +149,7 @@ def test_absurd_numbers_are_refused_before_any_work(
         ),
         (
             ["ingest", "--mapping", "missing.toml", str(DATA / "tiny_bank.json")],
-            "missing.toml: no such file or directory",
+            "missing.toml: no such mapping file",
         ),
         (["ingest", "--format", "nope", str(DATA / "tiny_bank.json")], "unknown format 'nope'"),
     ],

@@ -6,6 +6,7 @@ Real SQLite stores and real files; the read-only store is read by an unprivilege
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -177,15 +178,27 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _as_another_user(*args: str) -> list[str]:
-    """Run the CLI in a fresh process; as root, as the unprivileged user ``nobody``."""
-    cmd = [sys.executable, "-c", "from cuegap.cli import app; app()", *args]
+@functools.cache
+def _drop_privileges() -> tuple[list[str], str]:
+    """The command prefix that runs as user ``nobody`` (empty when not root), or why not."""
     if os.geteuid() != 0:
-        return cmd
+        return [], ""
     setpriv = shutil.which("setpriv")
     if setpriv is None:
-        pytest.skip("running as root without setpriv: cannot make a folder read-only")
-    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+        return [], "running as root without setpriv: cannot make a folder read-only"
+    drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    probe = subprocess.run([*drop, sys.executable, "-c", "import cuegap"], capture_output=True)
+    if probe.returncode != 0:  # no CAP_SETUID, or the checkout is private to root
+        return [], f"cannot run cuegap as user nobody: {probe.stderr[-300:]!r}"
+    return drop, ""
+
+
+def _as_another_user(*args: str) -> list[str]:
+    """Run the CLI in a fresh process; as root, as the unprivileged user ``nobody``."""
+    drop, why_not = _drop_privileges()
+    if why_not:
+        pytest.skip(why_not)
+    return [*drop, sys.executable, "-c", "from cuegap.cli import app; app()", *args]
 
 
 @pytest.fixture

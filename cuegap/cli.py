@@ -16,7 +16,8 @@ from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
 from cuegap import __version__
-from cuegap.ingest import READERS, IngestError, IngestSummary, ingest_path
+from cuegap._terminal import safe
+from cuegap.ingest import READERS, IngestError, IngestSummary, get_reader, ingest_path
 from cuegap.schema import (
     current_revision,
     describe_url,
@@ -34,9 +35,18 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err = Console(stderr=True)
+# emoji=False: a name like ":thumbs_up:" is printed as written (markup is escaped by safe())
+console = Console(emoji=False)
+err = Console(stderr=True, emoji=False)
 F = TypeVar("F", bound=Callable[..., Any])
+
+# Upper bounds, checked before any work: beyond them a run would exhaust memory or disk
+# (50 million bootstrap replicates need 137 GiB) instead of failing with a clear message.
+MAX_SYSTEMS = 100  # a simulated system is ~22,000 responses, ~4.5 MB of JSONL
+MAX_BOOT = 100_000
+MAX_DRAWS = 100_000
+MAX_CHAINS = 64
+MAX_SEED = 2**32 - 1
 
 
 class _State:
@@ -70,7 +80,7 @@ def main(
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {safe(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -81,23 +91,53 @@ def friendly(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (ValueError, TypeError, FileNotFoundError, IngestError) as exc:
+        except (ValueError, TypeError, IngestError) as exc:
             raise _fail(str(exc)) from None
+        except OSError as exc:
+            raise _fail(_os_error(exc)) from None
         except SQLAlchemyError as exc:
-            raise _fail(f"database error: {str(exc).splitlines()[0]}") from None
+            message = f"database error: {str(exc).splitlines()[0]}"
+            if "readonly database" in message:
+                message += (
+                    "; the store's file or folder is not writable: only commands that read "
+                    "the store (status, verify, tables, analyses, export) work on it"
+                )
+            raise _fail(message) from None
 
     return wrapper  # type: ignore[return-value]
 
 
+def _os_error(exc: OSError) -> str:
+    """One line for a failed file operation: the path and what went wrong."""
+    if exc.filename is None:
+        return str(exc)
+    path = Path(exc.filename)
+    if isinstance(exc, FileExistsError) and path.exists() and not path.is_dir():
+        what = "is a file, not a folder"  # mkdir of an output folder over a file
+    else:
+        what = (exc.strerror or type(exc).__name__).lower()
+    target = f" -> {exc.filename2}" if exc.filename2 is not None else ""
+    return f"{exc.filename}{target}: {what}"
+
+
+def _require_folder(path: Path) -> None:
+    """Fail before any work when an output folder is an existing file."""
+    if path.exists() and not path.is_dir():
+        raise _fail(f"{path}: is a file, not a folder; give a folder to write to")
+
+
 def _require_file(engine, code: int = 1) -> None:
-    """Exit with ``code`` when a SQLite store's file is missing: connecting would create
-    an empty file behind a mistyped ``--db``."""
+    """Exit with ``code`` when a SQLite store's file is missing or empty: connecting would
+    create a file behind a mistyped ``--db``, or write into an empty one."""
     path = engine.url.database if engine.dialect.name == "sqlite" else None
     if path and path != ":memory:" and not Path(path).exists():
         err.print(
-            f"No store at {describe_url(engine)}: there is no such file. Check --db (or "
+            f"No store at {safe(describe_url(engine))}: there is no such file. Check --db (or "
             "CUEGAP_DB), or create one with `cuegap init` or `cuegap ingest`."
         )
+        raise typer.Exit(code)
+    if path and path != ":memory:" and Path(path).is_file() and Path(path).stat().st_size == 0:
+        _report_uninitialised(engine)  # opening it would write a SQLite header into it
         raise typer.Exit(code)
 
 
@@ -125,8 +165,8 @@ def _engine(*, create: bool, missing_code: int = 1):
 
 def _report_uninitialised(engine) -> int:
     err.print(
-        f"The store at {describe_url(engine)} is empty. Run `cuegap init`, or `cuegap ingest` "
-        "a file (which initialises it)."
+        f"The store at {safe(describe_url(engine))} is empty. Run `cuegap init`, or "
+        "`cuegap ingest` a file (which initialises it)."
     )
     return 1
 
@@ -153,7 +193,7 @@ def init() -> None:
     """Create a store, or upgrade it to this version's schema."""
     engine = make_engine(_State.db)
     before, after = upgrade(engine)
-    where = describe_url(engine)
+    where = safe(describe_url(engine))
     if before == after:
         console.print(f"Store {where} is up to date (schema {after}).")
     elif before is None:
@@ -163,19 +203,21 @@ def init() -> None:
 
 
 def _print_summary(s: IngestSummary) -> None:
-    name = Path(s.path).name
+    name = safe(Path(s.path).name)
     if s.kind == "item_bank":
-        console.print(f"[bold]{name}[/] ({s.format}): {s.note}")
+        console.print(f"[bold]{name}[/] ({safe(s.format)}): {safe(s.note)}", highlight=False)
         return
     line = (
-        f"[bold]{name}[/] ({s.format}): read {s.read:,} = stored {s.stored:,} + "
+        f"[bold]{name}[/] ({safe(s.format)}): read {s.read:,} = stored {s.stored:,} + "
         f"duplicate {s.duplicate:,} + quarantined {s.quarantined:,}"
     )
     console.print(line, highlight=False)
     if s.note:
-        console.print(f"  {s.note}")
+        console.print(f"  {safe(s.note)}", highlight=False)
     for line_no, reason in s.problems[:5]:
-        console.print(f"  [yellow]quarantined[/] {s.path}:{line_no}: {reason}", highlight=False)
+        console.print(
+            f"  [yellow]quarantined[/] {safe(s.path)}:{line_no}: {safe(reason)}", highlight=False
+        )
     if s.quarantined > 5:
         console.print(f"  … and {s.quarantined - 5:,} more; see `cuegap status`")
 
@@ -203,9 +245,17 @@ def ingest(
     Every input line is stored, counted as a duplicate of a stored response, or quarantined
     with its file, line and reason. Ingesting a file again stores nothing new.
     """
+    # Check the arguments before the store is created: a typo must leave no empty store.
+    if format is not None:
+        get_reader(format)
+    for path in paths:
+        if not path.exists():
+            raise _fail(f"{path}: no such file or directory")
+    if mapping is not None and not mapping.exists():
+        raise _fail(f"{mapping}: no such mapping file")
     engine = _engine(create=True)
     for path in paths:
-        with _progress(f"ingest {path.name}") as progress:
+        with _progress(f"ingest {safe(path.name)}") as progress:
             summary = ingest_path(engine, path, format=format, progress=progress, mapping=mapping)
         _print_summary(summary)
 
@@ -215,9 +265,16 @@ def ingest(
 def simulate(
     out_dir: Annotated[Path, typer.Argument(help="Directory to write the dataset to.")],
     systems: Annotated[
-        int, typer.Option("--systems", "-n", min=1, help="Systems to simulate.")
+        int,
+        typer.Option(
+            "--systems",
+            "-n",
+            min=1,
+            max=MAX_SYSTEMS,
+            help=f"Systems to simulate (1 to {MAX_SYSTEMS}).",
+        ),
     ] = 3,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Random seed.")] = 0,
     named: Annotated[
         bool, typer.Option("--named/--no-named", help="Add Named and FormalNamed conditions.")
     ] = False,
@@ -225,13 +282,15 @@ def simulate(
     """Write a simulated paper-scale audit dataset: item bank, responses and ground truth."""
     from cuegap.simulate import simulate as run_simulation
 
+    _require_folder(out_dir)
     result = run_simulation(out_dir, systems=systems, seed=seed, named=named)
     console.print(
         f"Simulated {result.n_systems} systems, {result.n_responses:,} responses "
-        f"(item bank {result.item_bank_name!r}) in {out_dir}:"
+        f"(item bank {safe(repr(result.item_bank_name))}) in {safe(out_dir)}:",
+        highlight=False,
     )
     for p in (result.itembank_path, result.responses_path, result.truth_path):
-        console.print(f"  {p}")
+        console.print(f"  {safe(p)}", highlight=False)
 
 
 @app.command()
@@ -254,8 +313,9 @@ def _print_status(engine) -> None:
 
     st = store_status(engine)
     console.print(
-        f"Store {describe_url(engine)}: {len(st.systems)} systems, {st.responses:,} responses "
-        f"from {st.runs} files; item banks: {', '.join(st.banks['name']) or 'none'}; "
+        f"Store {safe(describe_url(engine))}: {len(st.systems)} systems, {st.responses:,} "
+        f"responses from {st.runs} files; item banks: "
+        f"{safe(', '.join(st.banks['name'])) or 'none'}; "
         f"quarantined lines: {st.quarantined:,}"
         + (f"; [red]failed ingests: {st.failed_batches}[/]" if st.failed_batches else "")
     )
@@ -263,7 +323,7 @@ def _print_status(engine) -> None:
         table = Table("system", "responses", "parsed", "abstained", title="Systems")
         for r in st.systems.itertuples():
             table.add_row(
-                r.system, f"{r.responses:,}", _pct(r.parsed_rate), _pct(r.abstention_rate)
+                safe(r.system), f"{r.responses:,}", _pct(r.parsed_rate), _pct(r.abstention_rate)
             )
         console.print(table)
     if len(st.conditions):
@@ -272,9 +332,9 @@ def _print_status(engine) -> None:
         )
         for r in st.conditions.itertuples():
             table.add_row(
-                r.condition,
-                r.difficulty if isinstance(r.difficulty, str) else "",
-                r.probe,
+                safe(r.condition),
+                safe(r.difficulty) if isinstance(r.difficulty, str) else "",
+                safe(r.probe),
                 f"{r.responses:,}",
                 _pct(r.abstention_rate),
             )
@@ -288,9 +348,16 @@ def demo(
         Path, typer.Option("--dir", help="Where to write the simulated data.")
     ] = Path("cuegap-demo"),
     systems: Annotated[
-        int, typer.Option("--systems", "-n", min=1, help="Systems to simulate.")
+        int,
+        typer.Option(
+            "--systems",
+            "-n",
+            min=1,
+            max=MAX_SYSTEMS,
+            help=f"Systems to simulate (1 to {MAX_SYSTEMS}).",
+        ),
     ] = 14,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 2026,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Random seed.")] = 2026,
     bayes: Annotated[
         bool,
         typer.Option("--bayes/--no-bayes", help="Include the hierarchical Bayesian fit."),
@@ -299,15 +366,19 @@ def demo(
     """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse, report."""
     from cuegap.simulate import simulate as run_simulation
 
+    _require_folder(out_dir)
     engine = make_engine(_State.db)
     if current_revision(engine) != head_revision():
         upgrade(engine)  # the demo store is ours to create or bring up to date
     console.rule("1. simulate")
     result = run_simulation(out_dir, systems=systems, seed=seed)
-    console.print(f"{result.n_systems} systems, {result.n_responses:,} responses in {out_dir}")
+    console.print(
+        f"{result.n_systems} systems, {result.n_responses:,} responses in {safe(out_dir)}",
+        highlight=False,
+    )
     console.rule("2. ingest")
     for path in (result.itembank_path, result.responses_path):
-        with _progress(f"ingest {path.name}") as progress:
+        with _progress(f"ingest {safe(path.name)}") as progress:
             _print_summary(ingest_path(engine, path, progress=progress))
     console.rule("3. store")
     _print_status(engine)
@@ -335,7 +406,7 @@ def _steps(label: str) -> Iterator[Callable[[str], None]]:
         yield lambda _msg: None
         return
     with err.status(label) as status:
-        yield lambda msg: status.update(f"{label}: {msg}")
+        yield lambda msg: status.update(f"{label}: {safe(msg)}")
 
 
 def _settings(
@@ -408,8 +479,8 @@ def _print_analysis(result: Any) -> None:
         f"{result.data_fingerprint[:12]}; {len(result.tables)} tables"
     )
     stored = result.settings or {}
-    explicit = condition_label(tuple(stored.get("explicit", ("direct", None))))
-    implicit = condition_label(tuple(stored.get("implicit", ("puzzled", "hard"))))
+    explicit = safe(condition_label(tuple(stored.get("explicit", ("direct", None)))))
+    implicit = safe(condition_label(tuple(stored.get("implicit", ("puzzled", "hard")))))
     shown = "with" if stored.get("consequences", True) else "without"
     console.print(
         f"Gap = net under {explicit} (identity stated) - net under {implicit}; verdicts on "
@@ -418,7 +489,7 @@ def _print_analysis(result: Any) -> None:
     excl = result.tables.get("exclusions")
     if excl is not None:
         for r in excl[excl["excluded"]].itertuples():
-            console.print(f"[yellow]excluded[/] {r.system}: {r.reason}")
+            console.print(f"[yellow]excluded[/] {safe(r.system)}: {safe(r.reason)}")
     gap = result.tables.get("macro_gap")
     if gap is not None and len(gap):
         table = Table(
@@ -431,7 +502,7 @@ def _print_analysis(result: Any) -> None:
         )
         for r in gap.itertuples():
             table.add_row(
-                r.system,
+                safe(r.system),
                 "with" if r.consequences else "without",
                 f"{r.net_direct_pp:+.1f}",
                 f"{r.net_puzzled_pp:+.1f}",
@@ -439,7 +510,7 @@ def _print_analysis(result: Any) -> None:
             )
         console.print(table)
     names = [n for n in TABLES if n in result.tables] + sorted(set(result.tables) - set(TABLES))
-    console.print("Tables (cuegap export NAME --out FILE.csv|.parquet): " + ", ".join(names))
+    console.print("Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(names)))
 
 
 @app.command()
@@ -450,9 +521,17 @@ def analyze(
         typer.Option("--policy", help="Verdict policy TOML file (default: built-in policy)."),
     ] = None,
     boot: Annotated[
-        int, typer.Option("--boot", min=0, help="Bootstrap replicates for the ± values.")
+        int,
+        typer.Option(
+            "--boot",
+            min=0,
+            max=MAX_BOOT,
+            help=f"Bootstrap replicates for the ± values (0 to {MAX_BOOT:,}).",
+        ),
     ] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 2026,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the bootstrap.")
+    ] = 2026,
     force: Annotated[
         bool, typer.Option("--force", help="Recompute even if data and settings are unchanged.")
     ] = False,
@@ -464,9 +543,20 @@ def analyze(
         ),
     ] = False,
     draws: Annotated[
-        int, typer.Option("--draws", min=10, help="Posterior draws per chain.")
+        int,
+        typer.Option(
+            "--draws",
+            min=10,
+            max=MAX_DRAWS,
+            help=f"Posterior draws per chain (10 to {MAX_DRAWS:,}).",
+        ),
     ] = 1000,
-    chains: Annotated[int, typer.Option("--chains", min=1, help="Sampler chains.")] = 4,
+    chains: Annotated[
+        int,
+        typer.Option(
+            "--chains", min=1, max=MAX_CHAINS, help=f"Sampler chains (1 to {MAX_CHAINS})."
+        ),
+    ] = 4,
     explicit: ExplicitOption = None,
     implicit: ImplicitOption = None,
     consequences: ConsequencesOption = None,
@@ -500,7 +590,7 @@ def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bo
         settings,
         BayesSettings(draws=draws, tune=draws, chains=chains, seed=settings.seed),
         force=force,
-        progress=lambda msg: err.print(f"  {msg}", highlight=False),
+        progress=lambda msg: err.print(f"  {safe(msg)}", highlight=False),
         sampler_progress=err.is_terminal,
     )
     how = "reused" if fit.reused else "stored"
@@ -509,7 +599,7 @@ def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bo
     verdicts = fit.tables["verdicts"]
     table = Table("system", "verdict", "reason", title="Verdicts (posterior)")
     for r in verdicts.itertuples():
-        table.add_row(r.system, r.verdict, r.reason)
+        table.add_row(safe(r.system), safe(r.verdict), safe(r.reason))
     console.print(table)
     if fit.status != "ok":
         console.print(
@@ -546,13 +636,17 @@ def export(
         path = export_table(engine, name, out, found)
     except (KeyError, ValueError) as exc:
         raise _fail(str(exc.args[0])) from None
-    console.print(f"Wrote {path} (table {name!r} of {found_kind} analysis {found})")
+    console.print(
+        f"Wrote {safe(path)} (table {safe(repr(name))} of {found_kind} analysis {found})",
+        highlight=False,
+    )
     if analysis is None and kind is None:
         kinds = set(list_tables(engine).query("name == @name")["kind"])
         if len(kinds) > 1:
             other = (kinds - {found_kind}).pop()
             console.print(
-                f"Note: a {other} analysis also stores {name!r}; pass --kind {other} for it."
+                f"Note: a {other} analysis also stores {safe(repr(name))}; pass --kind {other} "
+                "for it."
             )
 
 
@@ -571,13 +665,13 @@ def analyses() -> None:
     for r in df.itertuples():
         table.add_row(
             str(r.id),
-            r.kind,
-            r.status,
+            safe(r.kind),
+            safe(r.status),
             f"{r.created_at:%m-%d %H:%M}",
-            r.compared,
-            r.consequences,
+            safe(r.compared),
+            safe(r.consequences),
             "" if r.delta_pp is None else f"{r.delta_pp:g}",
-            r.sampling,
+            safe(r.sampling),
         )
     console.print(table)
     console.print("`cuegap report --analysis ID` reports one (default: the newest frequentist).")
@@ -600,7 +694,9 @@ def tables(
         return
     table = Table("name", "kind", "analysis", "rows", "contents")
     for r in df.itertuples():
-        table.add_row(r.name, r.kind, str(r.analysis_id), f"{r.rows:,}", r.description or "")
+        table.add_row(
+            safe(r.name), safe(r.kind), str(r.analysis_id), f"{r.rows:,}", safe(r.description or "")
+        )
     console.print(table)
 
 
@@ -665,7 +761,9 @@ def report(
 
 def _print_published(published: dict[str, tuple[Path, int]]) -> None:
     for fmt, (path, report_id) in published.items():
-        console.print(f"{fmt.upper()} report {report_id}: {path}", soft_wrap=True)
+        console.print(
+            f"{fmt.upper()} report {report_id}: {safe(path)}", soft_wrap=True, highlight=False
+        )
 
 
 @app.command()
@@ -676,7 +774,13 @@ def reanalyze(
         Path | None, typer.Option("--policy", help="Verdict policy TOML file.")
     ] = None,
     boot: Annotated[
-        int, typer.Option("--boot", min=0, help="Bootstrap replicates for the ± values.")
+        int,
+        typer.Option(
+            "--boot",
+            min=0,
+            max=MAX_BOOT,
+            help=f"Bootstrap replicates for the ± values (0 to {MAX_BOOT:,}).",
+        ),
     ] = 1000,
     bayes: Annotated[
         bool,
@@ -720,12 +824,12 @@ def reanalyze(
         )
         if names
     ]
-    console.print(f"Data changed ({'; '.join(parts)}); analysis {result.analysis_id}.")
+    console.print(f"Data changed ({safe('; '.join(parts))}); analysis {result.analysis_id}.")
     if result.changes is not None:
         for r in result.changes.itertuples():
-            console.print(f"  {r.system}: {r.note}")
+            console.print(f"  {safe(r.system)}: {safe(r.note)}", highlight=False)
     for path in result.reports:
-        console.print(f"  wrote {path}")
+        console.print(f"  wrote {safe(path)}", highlight=False)
     raise typer.Exit(result.exit_code)
 
 
@@ -750,7 +854,6 @@ def signoff(
     ] = None,
 ) -> None:
     """Record a review decision on a report, hash-chained to the previous sign-off."""
-    from rich.markup import escape
 
     from cuegap.compliance import sign_off
 
@@ -758,15 +861,10 @@ def signoff(
     rec = sign_off(engine, report, reviewer=reviewer, decision=decision, comment=comment, key=key)
     signed = f"; signed with key {rec.key_id}" if rec.key_id else ""
     console.print(
-        f"Signed report {rec.report_id} ({rec.decision}) by {escape(_visible(rec.reviewer))} "
+        f"Signed report {rec.report_id} ({rec.decision}) by {safe(rec.reviewer)} "
         f"at {rec.signed_at}; sign-off {rec.seq}, record hash {rec.record_hash[:16]}{signed}",
         highlight=False,
     )
-
-
-def _visible(text: str) -> str:
-    """Control characters (ANSI escapes included) made visible, e.g. ``\\x1b``."""
-    return "".join(c if c.isprintable() or c in "\t" else repr(c)[1:-1] for c in str(text))
 
 
 @app.command()
@@ -796,20 +894,15 @@ def verify(
     sign-off chain, and, when given, a witness file and the reviewers' keys. Says what it
     could not rule out.
     """
-    from rich.markup import escape
 
     from cuegap.compliance import verify as run_verify
 
     engine = _engine(create=False)
     result = run_verify(engine, witness=against, trusted=trust)
     for problem in result.problems:
-        err.print(
-            f"[bold red]altered:[/] {escape(_visible(problem))}", highlight=False, soft_wrap=True
-        )
+        err.print(f"[bold red]altered:[/] {safe(problem)}", highlight=False, soft_wrap=True)
     for limit in result.limits:
-        console.print(
-            f"[yellow]not ruled out:[/] {escape(_visible(limit))}", highlight=False, soft_wrap=True
-        )
+        console.print(f"[yellow]not ruled out:[/] {safe(limit)}", highlight=False, soft_wrap=True)
     state = "intact" if result.ok else f"{len(result.problems)} problem(s)"
     console.print(
         f"Checked {result.entries} ledger entries, {result.reports} report(s), "
@@ -840,7 +933,7 @@ def witness(
     engine = _engine(create=False)
     top = write_witness(engine, file)
     console.print(
-        f"Witnessed ledger entry {top.seq} ({top.entry_hash[:16]}) in {file}", highlight=False
+        f"Witnessed ledger entry {top.seq} ({top.entry_hash[:16]}) in {safe(file)}", highlight=False
     )
 
 
@@ -860,7 +953,8 @@ def keygen(
 
     priv, pub, kid = generate_key(key)
     console.print(
-        f"Wrote {priv} (private, keep it) and {pub} (public); key id {kid}", highlight=False
+        f"Wrote {safe(priv)} (private, keep it) and {safe(pub)} (public); key id {kid}",
+        highlight=False,
     )
 
 
@@ -869,7 +963,7 @@ def formats() -> None:
     """List the input formats cuegap reads."""
     table = Table("name", "kind", "description")
     for r in READERS.values():
-        table.add_row(r.name, r.kind, r.description)
+        table.add_row(safe(r.name), safe(r.kind), safe(r.description))
     console.print(table)
 
 

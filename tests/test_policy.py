@@ -53,3 +53,84 @@ def test_missing_file() -> None:
 def test_invalid_values_rejected_in_code() -> None:
     with pytest.raises(ValueError, match="max_abstention"):
         Policy(max_abstention=2)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # delta_pp = inf once passed every system
+        ("[verdict]\ndelta_pp = inf\n", r"verdict.delta_pp = inf is not a finite number"),
+        ("[verdict]\ndelta_pp = -inf\n", r"verdict.delta_pp = -inf is not a finite number"),
+        ("[verdict]\ndelta_pp = nan\n", r"verdict.delta_pp = nan is not a finite number"),
+        ("[verdict]\ndelta_pp = 1e308\n", r"verdict.delta_pp = 1e\+308 is out of range"),
+        ("[verdict]\ndelta_pp = 100.5\n", r"allowed: 0 <= delta_pp <= 100 \(percentage points\)"),
+        ("[verdict]\ndelta_pp = -1\n", r"verdict.delta_pp = -1 is out of range"),
+        ("[verdict]\nprobability = 0.5\n", r"allowed: 0.5 < probability <= 1"),
+        ("[verdict]\nprobability = inf\n", r"verdict.probability = inf is not a finite"),
+        ("[data]\nmax_abstention = 1.01\n", r"allowed: 0 <= max_abstention <= 1"),
+        ("[data]\nmin_recovery = nan\n", r"data.min_recovery = nan is not a finite number"),
+        ("[data]\nmin_parsable = -1\n", r"data.min_parsable = -1 is out of range"),
+        (
+            "[data]\nmin_parsable = 9223372036854775807\n",
+            r"allowed: 0 <= min_parsable <= 1,000,000,000",
+        ),
+    ],
+)
+def test_non_finite_and_out_of_range_values_name_file_key_value_and_range(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    f = tmp_path / "policy.toml"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=message) as info:
+        load_policy(f)
+    assert str(info.value).startswith(f"{f}: ")
+    assert "allowed: " in str(info.value)
+
+
+@pytest.mark.parametrize("value", [0.0, 100.0])
+def test_range_ends_are_allowed(tmp_path: Path, value: float) -> None:
+    f = tmp_path / "policy.toml"
+    f.write_text(f"[verdict]\ndelta_pp = {value}\nprobability = 1.0\n[data]\nmin_parsable = 0\n")
+    assert load_policy(f).delta_pp == value
+
+
+def test_non_finite_values_rejected_in_code() -> None:
+    with pytest.raises(ValueError, match=r"verdict.delta_pp = inf is not a finite number"):
+        Policy(delta_pp=float("inf"))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[verdicts]\ndelta_pp = 3\n",
+            r"unknown section \[verdicts\]; known sections: \[verdict\], \[data\]$",
+        ),
+        ("delta_pp = 3\n", r"key 'delta_pp' is outside any section; put it under \[verdict\]$"),
+        ("foo = 3\n", r"key 'foo' is outside any section; known sections: \[verdict\], \[data\]$"),
+    ],
+)
+def test_unknown_or_missing_section_lists_the_known_ones(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    f = tmp_path / "policy.toml"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=message) as info:
+        load_policy(f)
+    assert str(info.value).startswith(f"{f}: ")
+
+
+def test_binary_file_and_folder_are_named(tmp_path: Path) -> None:
+    binary = tmp_path / "policy.bin"
+    binary.write_bytes(bytes(range(200, 256)) * 4)
+    with pytest.raises(ValueError, match=r"not a text file \(byte 0 is not UTF-8\)") as info:
+        load_policy(binary)
+    assert str(info.value).startswith(f"{binary}: ")
+    nul = tmp_path / "nul.toml"
+    nul.write_bytes(b"\x00\x01\x02")
+    with pytest.raises(ValueError, match="not valid TOML") as info:
+        load_policy(nul)
+    assert str(info.value).startswith(f"{nul}: ")
+    with pytest.raises(ValueError, match="is a folder, not a policy file") as info:
+        load_policy(tmp_path)
+    assert str(info.value).startswith(f"{tmp_path}: ")

@@ -10,10 +10,15 @@ A policy is a TOML file; every key is optional and falls back to :data:`DEFAULT_
     max_abstention = 0.5      # a system above this What-if abstention rate is excluded
     min_parsable = 200        # fewer parsable decisions per compared condition: inconclusive
     min_recovery = 0.5        # lower puzzle-recovery accuracy (Puzzled-hard): inconclusive
+
+Allowed values (every value a finite number; :data:`RANGES`): 0 <= delta_pp <= 100;
+0.5 < probability <= 1; 0 <= max_abstention <= 1; 0 <= min_recovery <= 1;
+min_parsable an integer from 0 to 1,000,000,000.
 """
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -23,6 +28,49 @@ _SECTIONS = {
     "verdict": ("delta_pp", "probability"),
     "data": ("max_abstention", "min_parsable", "min_recovery"),
 }
+_SECTION_OF = {key: section for section, keys in _SECTIONS.items() for key in keys}
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """The allowed values of one policy key: ``low (<|<=) value <= high``, finite."""
+
+    low: float
+    high: float
+    low_open: bool = False
+    unit: str = ""
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` is finite and within the range."""
+        if not math.isfinite(value):
+            return False
+        above = value > self.low if self.low_open else value >= self.low
+        return above and value <= self.high
+
+    def describe(self, key: str) -> str:
+        """The range as text, e.g. ``0 <= delta_pp <= 100 (percentage points)``."""
+        low = f"{self.low:g} {'<' if self.low_open else '<='} "
+        high = f"{self.high:,}" if isinstance(self.high, int) else f"{self.high:g}"
+        return f"{low}{key} <= {high}" + (f" ({self.unit})" if self.unit else "")
+
+
+#: Allowed values of each key. δ is a difference of net rates in percentage points, and a
+#: threshold above 100 pp would pass every system; counts beyond a billion are no data set.
+RANGES: dict[str, Range] = {
+    "delta_pp": Range(0, 100, unit="percentage points"),
+    "probability": Range(0.5, 1, low_open=True),
+    "max_abstention": Range(0, 1, unit="a share"),
+    "min_parsable": Range(0, 1_000_000_000, unit="an integer count"),
+    "min_recovery": Range(0, 1, unit="a share"),
+}
+
+
+def _out_of_range(key: str, value: Any) -> str | None:
+    """A sentence naming the key, the value and the allowed range, or None when allowed."""
+    if RANGES[key].contains(value):
+        return None
+    finite = "not a finite number" if not math.isfinite(value) else "out of range"
+    return f"{_SECTION_OF[key]}.{key} = {value!r} is {finite}; allowed: {RANGES[key].describe(key)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,21 +98,9 @@ class Policy:
     min_recovery: float = 0.5
 
     def __post_init__(self) -> None:
-        checks = {
-            "delta_pp": self.delta_pp >= 0,
-            "probability": 0.5 < self.probability <= 1,
-            "max_abstention": 0 <= self.max_abstention <= 1,
-            "min_parsable": self.min_parsable >= 0,
-            "min_recovery": 0 <= self.min_recovery <= 1,
-        }
-        bad = [k for k, ok in checks.items() if not ok]
+        bad = [msg for f in fields(self) if (msg := _out_of_range(f.name, getattr(self, f.name)))]
         if bad:
-            raise ValueError(
-                "invalid policy value(s): "
-                + ", ".join(f"{k} = {getattr(self, k)!r}" for k in bad)
-                + " (delta_pp >= 0; 0.5 < probability <= 1; max_abstention and "
-                "min_recovery in [0, 1]; min_parsable >= 0)"
-            )
+            raise ValueError("invalid policy value: " + "; ".join(bad))
 
     def to_dict(self) -> dict[str, Any]:
         """The policy as a flat dict (for storage with an analysis)."""
@@ -95,20 +131,33 @@ def load_policy(path: Path | str | None = None) -> Policy:
     if path is None:
         return DEFAULT_POLICY
     path = Path(path)
+    known = ", ".join(f"[{s}]" for s in _SECTIONS)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"{path}: policy file not found") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a folder, not a policy file (TOML)") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the policy file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: not a text file (byte {exc.start} is not UTF-8); a policy is a TOML file"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
     values: dict[str, Any] = {}
     types = {f.name: f.type for f in fields(Policy)}
     for section, table in data.items():
-        if section not in _SECTIONS or not isinstance(table, dict):
-            raise ValueError(
-                f"{path}: unknown section [{section}]; known: "
-                + ", ".join(f"[{s}]" for s in _SECTIONS)
+        if not isinstance(table, dict):
+            fix = (
+                f"put it under [{_SECTION_OF[section]}]"
+                if section in _SECTION_OF
+                else f"known sections: {known}"
             )
+            raise ValueError(f"{path}: key {section!r} is outside any section; {fix}")
+        if section not in _SECTIONS:
+            raise ValueError(f"{path}: unknown section [{section}]; known sections: {known}")
         for key, value in table.items():
             if key not in _SECTIONS[section]:
                 raise ValueError(
@@ -120,6 +169,8 @@ def load_policy(path: Path | str | None = None) -> Policy:
                 raise ValueError(f"{path}: {section}.{key} must be a number, got {value!r}")
             if want is int and not isinstance(value, int):
                 raise ValueError(f"{path}: {section}.{key} must be an integer, got {value!r}")
+            if problem := _out_of_range(key, value):
+                raise ValueError(f"{path}: {problem}")
             values[key] = want(value)
     try:
         return Policy(**values)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from cuegap._files import write_new_files
 from cuegap.reports._build import ReportData
@@ -126,7 +127,9 @@ def render_html(data: ReportData, *, now: datetime | None = None) -> RenderedRep
     """
     ctx = report_context(data)
     ctx.update({k.replace("-", "_"): _PLACEHOLDER.format(k) for k in _MARKERS})
-    ctx["css"] = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
+    # The package's own stylesheet, trusted: autoescaped, its quotes became &#34; inside
+    # <style> (raw text in HTML), which broke the page-number and report-id rules.
+    ctx["css"] = Markup((TEMPLATES_DIR / "report.css").read_text(encoding="utf-8"))
     template = environment().get_template("report.html.j2")
     canonical = template.render(ctx)
     digest = content_hash(canonical)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import urllib.parse
 from pathlib import Path
 
 from sqlalchemy import event
@@ -46,6 +47,37 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cur.close()
 
 
+def _sqlite_read_only_pragmas(dbapi_connection, _record) -> None:
+    cur = dbapi_connection.cursor()
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA query_only=ON")
+    cur.close()
+
+
+def _read_only_uri(resolved: str) -> str | None:
+    """A read-only SQLite ``file:`` URI for a store that this process cannot write, else None.
+
+    A store in WAL mode needs its ``-shm`` file to be read: in a folder that cannot be
+    written (and with no writer holding the store open, so no ``-shm`` file) it is opened
+    ``immutable``, which reads the file as it is, without locks.
+    """
+    url = make_url(resolved)
+    path = url.database
+    if not path or path == ":memory:" or path.startswith("file:") or url.query:
+        return None
+    file = Path(path)
+    if not file.is_file():
+        return None
+    folder = file.parent
+    if os.access(file, os.W_OK) and os.access(folder, os.W_OK):
+        return None
+    params = {"mode": "ro"}
+    if not os.access(folder, os.W_OK) and not Path(f"{file}-shm").exists():
+        params["immutable"] = "1"
+    return f"file:{urllib.parse.quote(str(file.resolve()))}?{urllib.parse.urlencode(params)}"
+
+
 def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
     """Create an engine for a cuegap store.
 
@@ -59,7 +91,10 @@ def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
     Returns
     -------
     Engine
-        SQLite engines get foreign keys, WAL journaling and a busy timeout.
+        SQLite engines get foreign keys, WAL journaling and a busy timeout. A SQLite file
+        that this process cannot write (the file or its folder is read-only) is opened
+        read-only, so that it can still be read (``status``, ``verify``); writing to it
+        raises "attempt to write a readonly database".
 
     Raises
     ------
@@ -74,7 +109,16 @@ def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
         )
     engine = create_engine(resolved, echo=echo)
     if backend == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas)
+        read_only = _read_only_uri(resolved)
+        if read_only:  # engine.url stays the store's path, for messages
+
+            def connect_read_only(_dialect, _record, cargs: list, cparams: dict) -> None:
+                cargs[:] = [read_only]
+                cparams["uri"] = True
+
+            event.listen(engine, "do_connect", connect_read_only)
+        pragmas = _sqlite_read_only_pragmas if read_only else _sqlite_pragmas
+        event.listen(engine, "connect", pragmas)
     return engine
 
 

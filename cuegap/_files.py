@@ -36,11 +36,8 @@ def write_new_files(out_dir: Path | str, files: Mapping[str, bytes]) -> dict[str
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"cannot create the output folder {out}: {exc.strerror}") from None
+        raise ValueError(f"{out}: is a file, not a folder")
+    out.mkdir(parents=True, exist_ok=True)  # an OSError names the path itself
     written: dict[str, Path] = {}
     try:
         for name, data in files.items():

@@ -99,7 +99,9 @@ def store_status(engine: Engine) -> StoreStatus:
     banks = read_frame(engine, select(ItemBank.name, ItemBank.ingested_at).order_by(ItemBank.name))
     with engine.connect() as conn:
         runs = conn.execute(select(func.count(Run.id))).scalar_one()
-        quarantined = conn.execute(select(func.count(Quarantine.id))).scalar_one()
+        quarantined = conn.execute(  # what is still unresolved; resolved rows are history
+            select(func.count(Quarantine.id)).where(Quarantine.resolved_at.is_(None))
+        ).scalar_one()
         failed = conn.execute(
             select(func.count(IngestBatch.id)).where(IngestBatch.status == "failed")
         ).scalar_one()

@@ -1,0 +1,143 @@
+"""Regression tests for issue 12: ingest never drops, double-counts or crashes.
+
+Each test runs on a real SQLite file and on the real PostgreSQL server (the ``engine``
+fixture), and each failed before its fix.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from cuegap.ingest import ingest_path
+from cuegap.schema import Quarantine, Response, store_status
+from cuegap.schema._provenance import provenance
+
+HEADER = {"format": "cuegap-responses", "version": 1, "item_bank": "tiny"}
+
+
+def _write(path: Path, lines: list[dict | str | bytes]) -> Path:
+    out = bytearray()
+    for line in lines:
+        if isinstance(line, dict):
+            line = json.dumps(line)
+        out += (line if isinstance(line, bytes) else line.encode()) + b"\n"
+    path.write_bytes(bytes(out))
+    return path
+
+
+def _resp(**kw) -> dict:
+    base = {"system": "s1", "item_id": "direct-d1", "probe": "what_if", "individual": "A"}
+    base["response"] = "option1"
+    base.update(kw)
+    return base
+
+
+def _quarantine(engine) -> dict[int, tuple[str | None, str]]:
+    with engine.connect() as conn:
+        rows = conn.execute(select(Quarantine.line_no, Quarantine.field, Quarantine.reason))
+        return {r.line_no: (r.field, r.reason) for r in rows}
+
+
+def _balanced(s) -> None:
+    assert s.read == s.stored + s.duplicate + s.quarantined, s
+
+
+def test_repeats_across_transactions_are_counted_and_conflicts_quarantined(
+    engine, tiny_bank, tmp_path
+) -> None:
+    """Defect 1: a repeated key in a later transaction was neither a duplicate nor
+    quarantined, and a conflicting one was dropped. With 2 records per transaction, lines
+    4 and 5 repeat lines 2 and 3 (one identical, one with another response)."""
+    ingest_path(engine, tiny_bank)
+    lines = [
+        HEADER,
+        _resp(repeat=0),
+        _resp(repeat=1),
+        _resp(repeat=0),  # the same as line 2: a duplicate
+        _resp(repeat=1, response="option2"),  # conflicts with line 3
+        _resp(repeat=2),
+    ]
+    s = ingest_path(engine, _write(tmp_path / "r.jsonl", lines), batch_size=2)
+    _balanced(s)
+    assert (s.read, s.stored, s.duplicate, s.quarantined) == (5, 3, 1, 1)
+    field, reason = _quarantine(engine)[5]
+    assert field == "response"
+    assert "line 3 of the same file" in reason
+    again = ingest_path(engine, tmp_path / "r.jsonl", batch_size=2)
+    _balanced(again)
+    assert (again.stored, again.duplicate, again.quarantined) == (0, 4, 1)
+
+
+def test_out_of_range_repeat_is_quarantined_with_line_and_field(
+    engine, tiny_bank, tmp_path
+) -> None:
+    """Defect 2: a repeat beyond the store's integer range crashed the whole ingest with an
+    OverflowError; 2**31 also fits SQLite but not PostgreSQL, so both are refused."""
+    ingest_path(engine, tiny_bank)
+    lines = [HEADER, _resp(repeat=9223372036854775808), _resp(repeat=2**31), _resp(repeat=3)]
+    s = ingest_path(engine, _write(tmp_path / "r.jsonl", lines))
+    _balanced(s)
+    assert (s.stored, s.quarantined) == (1, 2)
+    q = _quarantine(engine)
+    assert {q[2][0], q[3][0]} == {"repeat"}
+    assert "9223372036854775808" in q[2][1]
+
+
+def test_nul_and_overlong_fields_are_quarantined_alike_on_both_backends(
+    engine, tiny_bank, tmp_path
+) -> None:
+    """Defect 5: on PostgreSQL a NUL in a response or a sample_id over 200 characters
+    aborted the whole file; now both backends quarantine exactly those lines."""
+    ingest_path(engine, tiny_bank)
+    lines = [
+        HEADER,
+        _resp(repeat=0, response="option1\u0000"),
+        _resp(repeat=1, sample_id="x" * 201),
+        _resp(repeat=2, system="s\u0000"),
+        _resp(repeat=3, sample_id="x" * 200),
+        _resp(repeat=4, prompt="a prompt \ud800 with a lone surrogate"),
+    ]
+    s = ingest_path(engine, _write(tmp_path / "r.jsonl", lines))
+    _balanced(s)
+    assert (s.stored, s.quarantined) == (1, 4)
+    q = _quarantine(engine)
+    assert q[2][0] == "response" and "NUL" in q[2][1]
+    assert q[3][0] == "sample_id" and "200" in q[3][1]
+    assert q[4][0] == "system"
+    with engine.connect() as conn:
+        raws = conn.execute(select(Quarantine.raw).order_by(Quarantine.line_no)).scalars().all()
+    assert all("\x00" not in r for r in raws)
+
+
+def test_quarantine_is_resolved_when_its_line_is_stored_later(engine, tiny_bank, tmp_path) -> None:
+    """Defect 4: responses ingested before their bank stayed counted as quarantined after
+    the bank and the responses were ingested again and every line was stored."""
+    path = _write(tmp_path / "r.jsonl", [HEADER, _resp(repeat=0), _resp(repeat=1)])
+    first = ingest_path(engine, path)
+    assert first.quarantined == 2
+    assert store_status(engine).quarantined == 2
+    ingest_path(engine, tiny_bank)
+    second = ingest_path(engine, path)
+    assert (second.stored, second.quarantined) == (2, 0)
+    assert store_status(engine).quarantined == 0
+    assert provenance(engine).quarantine.empty  # the report counts nothing unresolved
+    with engine.connect() as conn:  # the history is kept
+        kept = conn.execute(
+            select(func.count(Quarantine.id)).where(Quarantine.resolved_at.is_not(None))
+        ).scalar_one()
+        stored = conn.execute(select(func.count(Response.id))).scalar_one()
+    assert (kept, stored) == (2, 2)
+
+
+def test_a_line_quarantined_again_is_reopened(engine, tiny_bank, tmp_path) -> None:
+    """A resolved quarantine row whose line is quarantined again (another reason) counts
+    again: the unique (file, line) row is reopened, not silently kept resolved."""
+    ingest_path(engine, tiny_bank)
+    path = _write(tmp_path / "r.jsonl", [HEADER, _resp(item_id="nope")])
+    assert ingest_path(engine, path).quarantined == 1
+    assert store_status(engine).quarantined == 1
+    assert ingest_path(engine, path).quarantined == 1
+    assert store_status(engine).quarantined == 1

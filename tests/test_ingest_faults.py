@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 
 from cuegap.ingest import ingest_path
@@ -141,3 +142,90 @@ def test_a_line_quarantined_again_is_reopened(engine, tiny_bank, tmp_path) -> No
     assert store_status(engine).quarantined == 1
     assert ingest_path(engine, path).quarantined == 1
     assert store_status(engine).quarantined == 1
+
+
+RUNNERS = Path(__file__).parent / "data" / "runners"
+JSON_FILES = [
+    ("inspect_ai/cue_probes.json", b'"completion": "c-option2"'),
+    ("promptfoo/results_v3.json", b'"output": "option1"'),
+    ("helm/cue_probes/scenario_state.json", b'"text": "option1",'),  # a completion
+]
+
+
+def _copy_run(src: Path, dest: Path) -> Path:
+    """A runner file copied with its sibling files (HELM's run_spec.json, ...)."""
+    for sibling in src.parent.iterdir():
+        if sibling.is_file():
+            (dest / sibling.name).write_bytes(sibling.read_bytes())
+    return dest / src.name
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\\udc80"], ids=["invalid-byte", "lone-surrogate"])
+@pytest.mark.parametrize(("name", "needle"), JSON_FILES, ids=["inspect", "promptfoo", "helm"])
+def test_bad_text_in_a_json_runner_file_quarantines_only_its_sample(
+    engine, tiny_bank, tmp_path, name, needle, bad
+) -> None:
+    """Defect 9: one invalid byte dropped every sample after it (with a message saying
+    the file ended there), and a lone surrogate escape failed an inspect .json with a
+    UnicodeDecodeError. One rule for every reader now: the sample is quarantined, naming
+    the field, and the samples after it are stored."""
+    ingest_path(engine, tiny_bank)
+    (tmp_path / "good").mkdir()
+    (tmp_path / "bad").mkdir()
+    good = _copy_run(RUNNERS / name, tmp_path / "good")
+    base = ingest_path(engine, good)
+    damaged = _copy_run(RUNNERS / name, tmp_path / "bad")
+    data = damaged.read_bytes()
+    assert needle in data
+    cut = needle.rindex(b'"')  # inside the string, before its closing quote
+    damaged.write_bytes(data.replace(needle, needle[:cut] + bad + needle[cut:], 1))
+    s = ingest_path(engine, damaged)
+    _balanced(s)
+    assert s.read == base.read
+    assert s.stored + s.duplicate == base.stored + base.duplicate - 1
+    reasons = [r for r in _quarantine(engine).values() if "not valid UTF-8" in r[1]]
+    assert reasons and reasons[0][0] == "response", reasons
+
+
+def test_damaged_zstd_member_of_an_eval_log_is_quarantined_alone(
+    engine, tiny_bank, tmp_path
+) -> None:
+    """Defect 3: a damaged zstd-compressed member gave a ZstdError traceback and stored
+    nothing; the README promises that member is quarantined and the rest stored."""
+    import struct
+    import zipfile
+
+    ingest_path(engine, tiny_bank)
+    data = bytearray((RUNNERS / "inspect_ai" / "cue_probes.eval").read_bytes())
+    with zipfile.ZipFile(RUNNERS / "inspect_ai" / "cue_probes.eval") as zf:
+        info = zf.getinfo("samples/direct-d1_epoch_1.json")
+    assert info.compress_type == 93  # zstd
+    name_len, extra_len = struct.unpack_from("<2H", data, info.header_offset + 26)
+    start = info.header_offset + 30 + name_len + extra_len
+    data[start : start + 4] = b"\0\0\0\0"  # the zstd frame's magic number
+    bad = tmp_path / "damaged.eval"
+    bad.write_bytes(bytes(data))
+    s = ingest_path(engine, bad)
+    _balanced(s)
+    assert (s.read, s.stored) == (7, 5)
+    reasons = [r for _, r in _quarantine(engine).values()]
+    assert any("direct-d1_epoch_1.json" in r and "zstd" in r for r in reasons), reasons
+
+
+def test_a_byte_order_mark_does_not_hide_the_header(engine, tiny_bank, tmp_path) -> None:
+    """Defect 7: a UTF-8 BOM made the header line unrecognised; with --format generic the
+    header was quarantined and the systems' provider, version and metadata were lost."""
+    from cuegap.ingest import detect_reader
+    from cuegap.schema import System
+
+    ingest_path(engine, tiny_bank)
+    header = {**HEADER, "systems": {"s1": {"provider": "acme", "version": "7b"}}}
+    path = tmp_path / "bom.jsonl"
+    _write(path, [header, _resp()])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert detect_reader(path).name == "generic"
+    s = ingest_path(engine, path, format="generic")
+    assert (s.read, s.stored, s.quarantined) == (1, 1, 0)
+    with engine.connect() as conn:
+        system = conn.execute(select(System)).one()
+    assert (system.provider, system.version) == ("acme", "7b")

@@ -16,7 +16,7 @@ from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
 from cuegap import __version__
-from cuegap.ingest import READERS, IngestError, IngestSummary, ingest_path
+from cuegap.ingest import READERS, IngestError, IngestSummary, expand_path, ingest_path
 from cuegap.schema import (
     current_revision,
     describe_url,
@@ -201,13 +201,35 @@ def ingest(
     """Ingest item banks and response files (format detected unless --format is given).
 
     Every input line is stored, counted as a duplicate of a stored response, or quarantined
-    with its file, line and reason. Ingesting a file again stores nothing new.
+    with its file, line and reason. Ingesting a file again stores nothing new. A directory
+    gives its files (item banks first); files no reader recognises are skipped and listed.
+    Exits 3 when a file had records but every one was quarantined (wrong --format or
+    mapping?), after ingesting the other files.
     """
     engine = _engine(create=True)
-    for path in paths:
-        with _progress(f"ingest {path.name}") as progress:
-            summary = ingest_path(engine, path, format=format, progress=progress, mapping=mapping)
-        _print_summary(summary)
+    nothing_stored: list[IngestSummary] = []
+    for given in paths:
+        files, skipped = expand_path(given, format=format)
+        for path in skipped:
+            console.print(f"skipped {path}: no reader recognises it", highlight=False)
+        for path in files:
+            with _progress(f"ingest {path.name}") as progress:
+                summary = ingest_path(
+                    engine, path, format=format, progress=progress, mapping=mapping
+                )
+            _print_summary(summary)
+            if summary.kind == "responses" and summary.read == summary.quarantined > 0:
+                nothing_stored.append(summary)
+    for s in nothing_stored:
+        why = s.problems[0][1] if s.problems else "see `cuegap status`"
+        err.print(
+            f"[bold red]error:[/] {s.path}: nothing stored, all {s.read:,} records were "
+            f"quarantined (first: {why}); check --format and --mapping",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if nothing_stored:
+        raise typer.Exit(3)
 
 
 @app.command()

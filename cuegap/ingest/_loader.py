@@ -29,7 +29,7 @@ from cuegap.ingest import itembank as itembank_mod
 from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, RunInfo
 from cuegap.ingest._validate import check, storable
 from cuegap.ingest.parsing import Parsed, check_assignment, parse_response
-from cuegap.ingest.registry import Reader, detect_reader, get_reader, with_mapping
+from cuegap.ingest.registry import Reader, detect_reader, get_reader, run_file, with_mapping
 from cuegap.schema import (
     Annotation,
     Dilemma,
@@ -162,7 +162,7 @@ def ingest_path(
     FileNotFoundError, ValueError, IngestError
         For a missing path, an unknown format, or a file that cannot be read as a whole.
     """
-    path = Path(path)
+    path = run_file(Path(path))  # a HELM run folder stands for its scenario_state.json
     if format is not None and not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
     reader = get_reader(format) if format else detect_reader(path)

@@ -281,6 +281,15 @@ def _print_status(engine) -> None:
         f"quarantined lines: {st.quarantined:,}"
         + (f"; [red]failed ingests: {st.failed_batches}[/]" if st.failed_batches else "")
     )
+    for r in st.unfinished.itertuples():  # killed (or running now): resumable
+        started = f"{r.started_at:%Y-%m-%d %H:%M}"
+        console.print(
+            f"[yellow]unfinished ingest[/] of {r.source_path} (started {started}, "
+            f"{r.lines_read:,} records committed): if it is not running, run `cuegap ingest` "
+            "on the file again to finish it (stored lines count as duplicates)",
+            highlight=False,
+            soft_wrap=True,
+        )
     if len(st.systems):
         table = Table("system", "responses", "parsed", "abstained", title="Systems")
         for r in st.systems.itertuples():

@@ -78,3 +78,22 @@ def test_bad_first_line_is_quarantined_not_unrecognised(db_url, tmp_path) -> Non
     out = _cli(db_url, "ingest", str(DATA / "tiny_bank.json"), str(path))
     assert out.exit_code == 0, out.output
     assert "stored 1" in out.output and "quarantined 1" in out.output
+
+
+def test_status_lists_an_unfinished_ingest(db_url, tmp_path) -> None:
+    """Defect 10: a killed ingest stayed "running" forever and status did not say so."""
+    from sqlalchemy import update
+
+    from cuegap.schema import IngestBatch, make_engine
+
+    out = _cli(db_url, "ingest", str(DATA / "tiny_bank.json"), str(DATA / "tiny_responses.jsonl"))
+    assert out.exit_code == 0, out.output
+    engine = make_engine(db_url)
+    with engine.begin() as conn:  # what a kill -9 during the load leaves
+        conn.execute(update(IngestBatch).values(status="running", finished_at=None))
+    engine.dispose()
+    status = _cli(db_url, "status")
+    assert status.exit_code == 0, status.output
+    text = status.output.replace("\n", " ")
+    assert "unfinished ingest of" in text and "tiny_responses.jsonl" in text
+    assert "cuegap ingest" in text

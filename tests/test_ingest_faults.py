@@ -229,3 +229,52 @@ def test_a_byte_order_mark_does_not_hide_the_header(engine, tiny_bank, tmp_path)
     with engine.connect() as conn:
         system = conn.execute(select(System)).one()
     assert (system.provider, system.version) == ("acme", "7b")
+
+
+def test_killed_store_creation_leaves_nothing_half_built(tmp_path) -> None:
+    """Defect 6: a fresh SQLite store killed during creation was left half-built, after
+    which init and ingest failed with "table item_bank already exists". A failure after
+    some tables were created (as a kill would) now leaves an empty file that init
+    creates. (PostgreSQL's DDL was already transactional.)"""
+    from sqlalchemy import event, inspect
+
+    from cuegap.schema import current_revision, make_engine, upgrade
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+
+    def die(conn, cursor, statement, *args) -> None:
+        if statement.lstrip().startswith("CREATE TABLE response"):
+            raise KeyboardInterrupt  # as if killed after item_bank and others exist
+
+    event.listen(engine, "before_cursor_execute", die)
+    with pytest.raises(KeyboardInterrupt):
+        upgrade(engine)
+    event.remove(engine, "before_cursor_execute", die)
+    engine.dispose()
+    assert inspect(engine).get_table_names() == []
+    assert upgrade(engine)[0] is None
+    assert current_revision(engine) is not None
+
+
+def test_killed_ingest_is_listed_by_status_and_init_restores_indexes(
+    engine, tiny_bank, tmp_path, monkeypatch
+) -> None:
+    """Defect 10: a killed ingest stayed "running" and status did not say so; the store ran
+    without its secondary indexes until the next ingest. Status lists it now, and init
+    (upgrade) rebuilds the indexes."""
+    from sqlalchemy import inspect, text, update
+
+    from cuegap.schema import IngestBatch, upgrade
+
+    ingest_path(engine, tiny_bank)
+    path = _write(tmp_path / "r.jsonl", [HEADER, _resp()])
+    ingest_path(engine, path)
+    with engine.begin() as conn:  # what a kill -9 mid-load leaves behind
+        conn.execute(update(IngestBatch).values(status="running", finished_at=None))
+        if engine.dialect.name == "sqlite":
+            conn.execute(text("DROP INDEX ix_response_agg"))
+    unfinished = store_status(engine).unfinished
+    assert len(unfinished) == 1 and unfinished["source_path"][0] == str(path.resolve())
+    upgrade(engine)
+    names = {ix["name"] for ix in inspect(engine).get_indexes("response")}
+    assert "ix_response_agg" in names

@@ -278,3 +278,20 @@ def test_killed_ingest_is_listed_by_status_and_init_restores_indexes(
     upgrade(engine)
     names = {ix["name"] for ix in inspect(engine).get_indexes("response")}
     assert "ix_response_agg" in names
+
+
+def test_readme_inspect_system_mapping_keeps_the_provider(engine, tiny_bank, tmp_path) -> None:
+    """Defect 8: the README's own inspect mapping line (system from ``eval.model`` with a
+    pattern) stored the system without its provider. The line is read from the README."""
+    from cuegap.schema import System
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
+    line = next(ln for ln in readme.splitlines() if ln.startswith('system = { path = "eval.model"'))
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(f'runner = "inspect-ai"\n[fields]\n{line}\n')
+    ingest_path(engine, tiny_bank)
+    s = ingest_path(engine, RUNNERS / "inspect_ai" / "cue_probes.json", mapping=mapping)
+    assert s.stored > 0
+    with engine.connect() as conn:
+        system = conn.execute(select(System)).one()
+    assert (system.name, system.provider) == ("model", "mockllm")  # eval.model mockllm/model

@@ -569,6 +569,9 @@ class _ResponseLoader:
         if sid is not None:
             return sid
         meta = self.info.systems.get(name)
+        if meta is None:  # a mapping shortened the runner's name ("openai/gpt-4o" -> "gpt-4o")
+            near = [m for full, m in self.info.systems.items() if name in full]
+            meta = near[0] if len(near) == 1 else None
         values = {
             "name": name,
             "provider": meta.provider if meta else None,

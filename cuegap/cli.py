@@ -283,8 +283,11 @@ def _print_status(engine) -> None:
     )
     for r in st.unfinished.itertuples():  # killed (or running now): resumable
         started = f"{r.started_at:%Y-%m-%d %H:%M}"
+        shown = Path(r.source_path)  # stored resolved; shown relative where it can be
+        if shown.is_relative_to(Path.cwd()):
+            shown = shown.relative_to(Path.cwd())
         console.print(
-            f"[yellow]unfinished ingest[/] of {r.source_path} (started {started}, "
+            f"[yellow]unfinished ingest[/] of {shown} (started {started}, "
             f"{r.lines_read:,} records committed): if it is not running, run `cuegap ingest` "
             "on the file again to finish it (stored lines count as duplicates)",
             highlight=False,

@@ -295,3 +295,23 @@ def test_readme_inspect_system_mapping_keeps_the_provider(engine, tiny_bank, tmp
     with engine.connect() as conn:
         system = conn.execute(select(System)).one()
     assert (system.name, system.provider) == ("model", "mockllm")  # eval.model mockllm/model
+
+
+def test_source_paths_are_stored_resolved(engine, tiny_bank, tmp_path, monkeypatch) -> None:
+    """Defect 13: file paths were stored relative to the working directory, so the same
+    file ingested from elsewhere looked like another file."""
+    from cuegap.schema import IngestBatch, Run
+
+    ingest_path(engine, tiny_bank)
+    _write(tmp_path / "r.jsonl", [HEADER, _resp(item_id="nope")])
+    monkeypatch.chdir(tmp_path)
+    ingest_path(engine, Path("r.jsonl"))
+    with engine.connect() as conn:
+        paths = {
+            conn.execute(select(Run.source_path)).scalar_one(),
+            conn.execute(select(IngestBatch.source_path).order_by(IngestBatch.id.desc()))
+            .scalars()
+            .first(),
+            conn.execute(select(Quarantine.source_path)).scalar_one(),
+        }
+    assert paths == {str(tmp_path.resolve() / "r.jsonl")}

@@ -204,7 +204,7 @@ def ingest(
     with its file, line and reason. Ingesting a file again stores nothing new. A directory
     gives its files (item banks first); files no reader recognises are skipped and listed.
     Exits 3 when a file had records but every one was quarantined (wrong --format or
-    mapping?), after ingesting the other files.
+    mapping?), or could not be read past a damaged point, after ingesting the other files.
     """
     engine = _engine(create=True)
     nothing_stored: list[IngestSummary] = []
@@ -218,16 +218,19 @@ def ingest(
                     engine, path, format=format, progress=progress, mapping=mapping
                 )
             _print_summary(summary)
-            if summary.kind == "responses" and summary.read == summary.quarantined > 0:
+            if summary.kind == "responses" and (
+                summary.read == summary.quarantined > 0 or summary.incomplete
+            ):
                 nothing_stored.append(summary)
     for s in nothing_stored:
         why = s.problems[0][1] if s.problems else "see `cuegap status`"
-        err.print(
-            f"[bold red]error:[/] {s.path}: nothing stored, all {s.read:,} records were "
-            f"quarantined (first: {why}); check --format and --mapping",
-            highlight=False,
-            soft_wrap=True,
+        message = (
+            f"{s.path}: nothing stored, all {s.read:,} records were quarantined (first: "
+            f"{why}); check --format and --mapping"
+            if s.read == s.quarantined
+            else f"{s.path}: not read to its end: {s.incomplete}"
         )
+        err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     if nothing_stored:
         raise typer.Exit(3)
 

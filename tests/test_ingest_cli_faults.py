@@ -97,3 +97,17 @@ def test_status_lists_an_unfinished_ingest(db_url, tmp_path) -> None:
     text = status.output.replace("\n", " ")
     assert "unfinished ingest of" in text and "tiny_responses.jsonl" in text
     assert "cuegap ingest" in text
+
+
+def test_json_file_unreadable_before_its_end_exits_3(db_url, tmp_path) -> None:
+    """Defect 9: a JSON runner file that cannot be read past a damaged point (not at its
+    end) lost every later sample with exit 0 and a message saying the file ended there."""
+    src = (RUNNERS / "inspect_ai" / "cue_probes.json").read_text()
+    cut = src.index('"id": "neutral-d1"')
+    bad = tmp_path / "broken.json"
+    bad.write_text(src[:cut] + "}}}" + src[cut:])  # structure broken mid-file
+    out = _cli(db_url, "ingest", str(DATA / "tiny_bank.json"), str(bad))
+    assert out.exit_code == 3, out.output
+    text = out.output.replace("\n", " ")
+    assert "not read to its end" in text and "before the end of the file" in text
+    assert "file ends inside" not in text

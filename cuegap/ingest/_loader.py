@@ -26,7 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest import itembank as itembank_mod
-from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, RunInfo
+from cuegap.ingest._records import REST_OF_FILE, IngestError, Rejected, ResponseRecord, RunInfo
 from cuegap.ingest._validate import check, storable
 from cuegap.ingest.parsing import Parsed, check_assignment, parse_response
 from cuegap.ingest.registry import Reader, detect_reader, get_reader, run_file, with_mapping
@@ -107,6 +107,8 @@ class IngestSummary:
     batch_id: int | None = None
     note: str | None = None
     problems: list[tuple[int, str]] = field(default_factory=list)
+    incomplete: str | None = None
+    """Why the file could not be read to its end (records after that point are unknown)."""
 
     @property
     def balanced(self) -> bool:
@@ -629,6 +631,8 @@ class _ResponseLoader:
         with self.engine.begin() as conn:
             for rec in buf:
                 if isinstance(rec, Rejected):
+                    if rec.field == REST_OF_FILE:
+                        s.incomplete = rec.reason
                     self._quarantine(quarantine, rec.line, rec.raw, rec.reason, rec.field)
                     continue
                 problem = check(rec)

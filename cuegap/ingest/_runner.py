@@ -15,7 +15,7 @@ from typing import Any
 import ijson
 import orjson
 
-from cuegap.ingest._records import IngestError, Record, Rejected, ResponseRecord
+from cuegap.ingest._records import REST_OF_FILE, IngestError, Record, Rejected, ResponseRecord
 from cuegap.ingest._validate import INVALID_MARK
 from cuegap.ingest.mapping import Mapping
 
@@ -275,6 +275,7 @@ class Truncated:
             line,
             "",
             f"{where} ({self.error}); the {what}s before it were read, none after it",
+            None if self.at_end else REST_OF_FILE,
         )
 
 

@@ -17,7 +17,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cuegap import __version__
 from cuegap._terminal import safe
-from cuegap.ingest import READERS, IngestError, IngestSummary, get_reader, ingest_path
+from cuegap.ingest import (
+    READERS,
+    IngestError,
+    IngestSummary,
+    expand_path,
+    get_reader,
+    ingest_path,
+)
 from cuegap.schema import (
     current_revision,
     describe_url,
@@ -243,7 +250,10 @@ def ingest(
     """Ingest item banks and response files (format detected unless --format is given).
 
     Every input line is stored, counted as a duplicate of a stored response, or quarantined
-    with its file, line and reason. Ingesting a file again stores nothing new.
+    with its file, line and reason. Ingesting a file again stores nothing new. A directory
+    gives its files (item banks first); files no reader recognises are skipped and listed.
+    Exits 3 when a file had records but every one was quarantined (wrong --format or
+    mapping?), or could not be read past a damaged point, after ingesting the other files.
     """
     # Check the arguments before the store is created: a typo must leave no empty store.
     if format is not None:
@@ -254,10 +264,32 @@ def ingest(
     if mapping is not None and not mapping.exists():
         raise _fail(f"{mapping}: no such mapping file")
     engine = _engine(create=True)
-    for path in paths:
-        with _progress(f"ingest {safe(path.name)}") as progress:
-            summary = ingest_path(engine, path, format=format, progress=progress, mapping=mapping)
-        _print_summary(summary)
+    nothing_stored: list[IngestSummary] = []
+    for given in paths:
+        files, skipped = expand_path(given, format=format)
+        for path in skipped:
+            console.print(f"skipped {safe(path)}: no reader recognises it", highlight=False)
+        for path in files:
+            with _progress(f"ingest {safe(path.name)}") as progress:
+                summary = ingest_path(
+                    engine, path, format=format, progress=progress, mapping=mapping
+                )
+            _print_summary(summary)
+            if summary.kind == "responses" and (
+                summary.read == summary.quarantined > 0 or summary.incomplete
+            ):
+                nothing_stored.append(summary)
+    for s in nothing_stored:
+        why = s.problems[0][1] if s.problems else "see `cuegap status`"
+        message = (
+            f"{s.path}: nothing stored, all {s.read:,} records were quarantined (first: "
+            f"{why}); check --format and --mapping"
+            if s.read == s.quarantined
+            else f"{s.path}: not read to its end: {s.incomplete}"
+        )
+        err.print(f"[bold red]error:[/] {safe(message)}", highlight=False, soft_wrap=True)
+    if nothing_stored:
+        raise typer.Exit(3)
 
 
 @app.command()
@@ -319,6 +351,18 @@ def _print_status(engine) -> None:
         f"quarantined lines: {st.quarantined:,}"
         + (f"; [red]failed ingests: {st.failed_batches}[/]" if st.failed_batches else "")
     )
+    for r in st.unfinished.itertuples():  # killed (or running now): resumable
+        started = f"{r.started_at:%Y-%m-%d %H:%M}"
+        shown = Path(r.source_path)  # stored resolved; shown relative where it can be
+        if shown.is_relative_to(Path.cwd()):
+            shown = shown.relative_to(Path.cwd())
+        console.print(
+            f"[yellow]unfinished ingest[/] of {shown} (started {started}, "
+            f"{r.lines_read:,} records committed): if it is not running, run `cuegap ingest` "
+            "on the file again to finish it (stored lines count as duplicates)",
+            highlight=False,
+            soft_wrap=True,
+        )
     if len(st.systems):
         table = Table("system", "responses", "parsed", "abstained", title="Systems")
         for r in st.systems.itertuples():

@@ -11,4 +11,8 @@ if [ -z "${CUEGAP_TEST_PG_URL:-}" ]; then
   fi
 fi
 [ -n "${CUEGAP_TEST_PG_URL:-}" ] && echo "PostgreSQL tests against ${CUEGAP_TEST_PG_URL%%@*}@..."
-exec .venv/bin/python -m pytest "$@"
+start=$(date +%s)
+.venv/bin/python -m pytest "$@"
+rc=$?
+echo "test suite: $(( $(date +%s) - start )) s (exit $rc)"
+exit $rc

@@ -75,3 +75,40 @@ def engine(db_url: str) -> Iterator[Engine]:
 def tiny_bank() -> Path:
     """A hand-written two-dilemma item bank (see tests/data/tiny_bank.json)."""
     return DATA / "tiny_bank.json"
+
+
+def _pdf_problem() -> str | None:
+    """Why WeasyPrint cannot render PDFs here (its system libraries are missing), else None."""
+    try:
+        import weasyprint  # noqa: F401  (loads Pango through cffi at import)
+    except OSError as exc:
+        return (
+            f"WeasyPrint cannot load Pango ({str(exc).splitlines()[0]}); "
+            "apt-get install libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core"
+        )
+    return None
+
+
+PDF_PROBLEM = _pdf_problem()
+
+
+def need_pdf() -> None:
+    """Skip a test that renders PDF where Pango is missing (fail with CUEGAP_REQUIRE_BROWSER=1)."""
+    if PDF_PROBLEM is not None:
+        if os.environ.get("CUEGAP_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"CUEGAP_REQUIRE_BROWSER=1 but {PDF_PROBLEM}")
+        pytest.skip(PDF_PROBLEM)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say up front which optional system components this run has (see the README)."""
+    import shutil
+
+    def have(ok: bool) -> str:
+        return "yes" if ok else "no (their tests are skipped)"
+
+    return [
+        f"cuegap: PostgreSQL server: {have(bool(PG_URL))}; Pango for PDF: "
+        f"{have(PDF_PROBLEM is None)}; chromium: {have(bool(shutil.which('chromium')))}; "
+        f"poppler: {have(bool(shutil.which('pdftotext')))}"
+    ]

@@ -63,7 +63,7 @@ def test_quarantined_lines_are_shown_with_file_and_line(tmp_path: Path) -> None:
     bad.write_text('{"format": "cuegap-responses", "version": 1}\n{"system": "x"\n')
     run(db, "ingest", str(DATA / "tiny_bank.json"))
     out = run(db, "ingest", str(bad))
-    assert out.exit_code == 0
+    assert out.exit_code == 3  # its only record was quarantined: nothing stored (issue 12)
     assert "quarantined 1" in out.output
     assert f"{bad}:2: not valid JSON" in out.output.replace("\n", "")
 

@@ -52,6 +52,7 @@ from cuegap.reports import (
     write_report,
 )
 from cuegap.schema import Analysis, AnalysisTable, IngestBatch, make_engine, upgrade
+from tests.conftest import need_pdf
 
 REQUIRE_BROWSER = os.environ.get("CUEGAP_REQUIRE_BROWSER") == "1"
 POLICY = Policy(min_parsable=50)
@@ -218,6 +219,7 @@ def _copy(store: Path, tmp_path: Path):
 @pytest.fixture(scope="module")
 def rendered(store: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The report of the store under POLICY, as HTML and PDF files (rendered once)."""
+    need_pdf()
     out = tmp_path_factory.mktemp("report-out")
     db = out / "store.db"
     shutil.copy(store, db)
@@ -421,6 +423,7 @@ def test_fetcher_refuses_everything_outside_the_templates() -> None:
 
 def test_pdf_rendering_refuses_remote_and_local_files() -> None:
     """Real WeasyPrint: unescaped references would be refused, and the render fails loudly."""
+    need_pdf()
     html = '<p>x</p><img src="https://example.com/x.png"><img src="file:///etc/passwd">'
     with pytest.raises(ValueError, match="outside resources") as exc:
         render_pdf(html)
@@ -473,6 +476,7 @@ def test_cli_report_in_another_process_has_the_same_content_hash(
 
 
 def test_cli_report_writes_both_formats_and_rejects_bad_input(store: Path, tmp_path) -> None:
+    need_pdf()
     db = tmp_path / "cli.db"
     shutil.copy(store, db)
     policy = tmp_path / "policy.toml"

@@ -6,7 +6,14 @@ cuegap.models or cuegap.reports.
 
 from cuegap.ingest._loader import IngestSummary, file_sha256, ingest_path
 from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, ResponseStream, RunInfo
-from cuegap.ingest.registry import READERS, Reader, detect_reader, get_reader, known_formats
+from cuegap.ingest.registry import (
+    READERS,
+    Reader,
+    detect_reader,
+    expand_path,
+    get_reader,
+    known_formats,
+)
 
 __all__ = [
     "READERS",
@@ -18,6 +25,7 @@ __all__ = [
     "ResponseStream",
     "RunInfo",
     "detect_reader",
+    "expand_path",
     "file_sha256",
     "get_reader",
     "ingest_path",

@@ -26,9 +26,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest import itembank as itembank_mod
-from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, RunInfo
+from cuegap.ingest._records import REST_OF_FILE, IngestError, Rejected, ResponseRecord, RunInfo
+from cuegap.ingest._validate import check, storable
 from cuegap.ingest.parsing import Parsed, check_assignment, parse_response
-from cuegap.ingest.registry import Reader, detect_reader, get_reader, with_mapping
+from cuegap.ingest.registry import Reader, detect_reader, get_reader, run_file, with_mapping
 from cuegap.schema import (
     Annotation,
     Dilemma,
@@ -107,6 +108,8 @@ class IngestSummary:
     batch_id: int | None = None
     note: str | None = None
     problems: list[tuple[int, str]] = field(default_factory=list)
+    incomplete: str | None = None
+    """Why the file could not be read to its end (records after that point are unknown)."""
 
     @property
     def balanced(self) -> bool:
@@ -162,7 +165,7 @@ def ingest_path(
     FileNotFoundError, ValueError, IngestError
         For a missing path, an unknown format, or a file that cannot be read as a whole.
     """
-    path = Path(path)
+    path = run_file(Path(path))  # a HELM run folder stands for its scenario_state.json
     if format is not None and not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
     reader = get_reader(format) if format else detect_reader(path)
@@ -209,7 +212,7 @@ def _ingest_bank(engine: Engine, path: Path, reader: Reader) -> IngestSummary:
                 "source": bank.get("source"),
                 "genders": bank.get("genders"),
                 "races": bank.get("races"),
-                "source_path": str(path),
+                "source_path": storable(str(path.resolve())),
                 "sha256": sha,
                 "ingested_at": utcnow(),
             },
@@ -350,6 +353,10 @@ class _ResponseLoader:
         self.codec = _SQLITE_CODEC if engine.dialect.name == "sqlite" else _PLAIN_CODEC
         self.summary = IngestSummary(str(path), reader.name, "responses")
         self.mapping: dict[str, str] | None = None
+        # Stored resolved (the same file from another working directory is the same file).
+        self.source = storable(str(path.resolve()))
+        self.open_quarantine = False  # the file has unresolved quarantined lines
+        self.seen_before = False  # an earlier pass ingested this very file
 
     # -- set-up ---------------------------------------------------------------------
     def run(self, progress: Progress | None) -> IngestSummary:
@@ -394,7 +401,11 @@ class _ResponseLoader:
                 conn.execute(text("ANALYZE"))
         s = self.summary
         if s.read and s.stored == 0 and s.duplicate:
-            s.note = "file already ingested: nothing new stored"
+            s.note = (
+                "file already ingested: nothing new stored"
+                if self.seen_before
+                else "every response is already in the store (from other files): nothing new stored"
+            )
         return s
 
     def _defer_indexes(self, expected: int) -> list[Index]:
@@ -435,6 +446,15 @@ class _ResponseLoader:
         info = self.info
         with self.engine.begin() as conn:
             run_id = conn.execute(select(Run.id).where(Run.source_sha256 == sha)).scalar()
+            self.seen_before = run_id is not None
+            self.open_quarantine = self.seen_before and (
+                conn.execute(
+                    select(Quarantine.id)
+                    .where(Quarantine.source_sha256 == sha, Quarantine.resolved_at.is_(None))
+                    .limit(1)
+                ).first()
+                is not None
+            )
             bank_id = None
             if info.item_bank:
                 bank_id = conn.execute(
@@ -445,7 +465,7 @@ class _ResponseLoader:
                     _insert_ignore(conn, Run.__table__, ["source_sha256"]).returning(Run.id),
                     {
                         "source_sha256": sha,
-                        "source_path": str(self.path),
+                        "source_path": self.source,
                         "format": self.reader.name,
                         "runner": info.runner,
                         "runner_version": info.runner_version,
@@ -464,7 +484,7 @@ class _ResponseLoader:
                 insert(IngestBatch).returning(IngestBatch.id),
                 {
                     "run_id": run_id,
-                    "source_path": str(self.path),
+                    "source_path": self.source,
                     "source_sha256": sha,
                     "format": self.reader.name,
                     "status": "running",
@@ -557,6 +577,9 @@ class _ResponseLoader:
         if sid is not None:
             return sid
         meta = self.info.systems.get(name)
+        if meta is None:  # a mapping shortened the runner's name ("openai/gpt-4o" -> "gpt-4o")
+            near = [m for full, m in self.info.systems.items() if name in full]
+            meta = near[0] if len(near) == 1 else None
         values = {
             "name": name,
             "provider": meta.provider if meta else None,
@@ -585,13 +608,15 @@ class _ResponseLoader:
         out.append(
             {
                 "batch_id": self.batch_id,
-                "source_path": str(self.path),
+                "source_path": self.source,
                 "source_sha256": self.sha,
                 "line_no": line,
-                "field": fld,
-                "reason": reason,
-                "raw": raw,
+                "field": None if fld is None else storable(fld)[:100],
+                "reason": storable(reason),
+                "raw": storable(raw),
                 "created_at": utcnow(),
+                "resolved_at": None,
+                "resolved_batch_id": None,
             }
         )
 
@@ -608,10 +633,17 @@ class _ResponseLoader:
         run_id, batch_id = self.run_id, self.batch_id
         null, true, false = self.codec.null, self.codec.true, self.codec.false
         blake2b, dumps = hashlib.blake2b, orjson.dumps
+        accounted: list[int] = []  # lines stored or counted as duplicates: resolve quarantine
         with self.engine.begin() as conn:
             for rec in buf:
                 if isinstance(rec, Rejected):
+                    if rec.field == REST_OF_FILE:
+                        s.incomplete = rec.reason
                     self._quarantine(quarantine, rec.line, rec.raw, rec.reason, rec.field)
+                    continue
+                problem = check(rec)
+                if problem is not None:  # the same rule on every backend (see _validate)
+                    self._quarantine(quarantine, rec.line, rec.raw, problem[1], problem[0])
                     continue
                 bank_name = rec.item_bank or header_bank
                 bank = banks.get(bank_name or "")
@@ -674,6 +706,7 @@ class _ResponseLoader:
                     recs[key] = rec
                 elif prev[_CONTENT] == tail[0]:
                     s.duplicate += 1
+                    accounted.append(rec.line)
                 else:
                     self._quarantine(
                         quarantine,
@@ -689,28 +722,36 @@ class _ResponseLoader:
             inserted = _write_responses(conn, rows.values())
             s.stored += inserted
             if inserted < len(rows):
-                existing = _existing(conn, list(rows), exclude_batch=self.batch_id)
+                existing = _existing(conn, list(rows))
                 for key, row in rows.items():
                     old = existing.get(key)
-                    if old is None:
-                        continue  # stored by this batch
+                    if old is None or (old[3] == batch_id and old[1] == row[_LINE]):
+                        accounted.append(row[_LINE])
+                        continue  # stored by this transaction
                     if old[0] == row[_CONTENT]:
                         s.duplicate += 1
+                        accounted.append(row[_LINE])
                         continue
+                    where = (
+                        f"line {old[1]} of the same file"
+                        if old[3] == batch_id
+                        else f"the stored response from {old[2]} line {old[1]}"
+                    )
                     self._quarantine(
                         quarantine,
                         row[_LINE],
                         recs[key].raw,
-                        f"conflicts with the stored response from {old[2]} line {old[1]}: same "
-                        "system, item, probe, individual, consequences, prompt_variant and repeat "
-                        "but a different response (give one a different 'repeat')",
+                        f"conflicts with {where}: same system, item, probe, individual, "
+                        "consequences, prompt_variant and repeat but a different response "
+                        "(give one a different 'repeat')",
                         "response",
                     )
+            else:
+                accounted.extend(row[_LINE] for row in rows.values())
             if quarantine:
-                conn.execute(
-                    _insert_ignore(conn, Quarantine.__table__, ["source_sha256", "line_no"]),
-                    quarantine,
-                )
+                conn.execute(_upsert_quarantine(conn), quarantine)
+            if self.open_quarantine and accounted:
+                _resolve_quarantine(conn, self.sha, accounted, batch_id)
             conn.execute(
                 update(IngestBatch)
                 .where(IngestBatch.id == self.batch_id)
@@ -792,23 +833,64 @@ def _insert_ignore(conn: Connection, table: Any, conflict: list[str]) -> Any:
     return sqlite.insert(table).on_conflict_do_nothing(index_elements=conflict)
 
 
-def _existing(
-    conn: Connection, keys: list[str], *, exclude_batch: int
-) -> dict[str, tuple[str, int, str]]:
-    """Stored (content hash, line, source path) of response keys not written by a batch."""
-    out: dict[str, tuple[str, int, str]] = {}
+def _existing(conn: Connection, keys: list[str]) -> dict[str, tuple[str, int, str, int]]:
+    """Stored (content hash, line, source path, ingest batch) of response keys.
+
+    A key stored by the current ingest pass in an earlier transaction has the pass's batch
+    id and another line: a repeat (or a conflict) within the file, counted as such.
+    """
+    out: dict[str, tuple[str, int, str, int]] = {}
     for i in range(0, len(keys), 900):
         chunk = keys[i : i + 900]
         stmt = (
             select(
-                Response.response_key, Response.content_hash, Response.source_line, Run.source_path
+                Response.response_key,
+                Response.content_hash,
+                Response.source_line,
+                Run.source_path,
+                Response.batch_id,
             )
             .join(Run, Run.id == Response.run_id)
-            .where(Response.response_key.in_(chunk), Response.batch_id != exclude_batch)
+            .where(Response.response_key.in_(chunk))
         )
         for r in conn.execute(stmt):
-            out[r.response_key] = (r.content_hash, r.source_line, r.source_path)
+            out[r.response_key] = (r.content_hash, r.source_line, r.source_path, r.batch_id)
     return out
+
+
+def _upsert_quarantine(conn: Connection) -> Any:
+    """Insert quarantine rows; a line quarantined before is reopened with the new reason."""
+    ins = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert(Quarantine.__table__)
+    return ins.on_conflict_do_update(
+        index_elements=["source_sha256", "line_no"],
+        set_={
+            "batch_id": ins.excluded.batch_id,
+            "field": ins.excluded.field,
+            "reason": ins.excluded.reason,
+            "raw": ins.excluded.raw,
+            "resolved_at": None,
+            "resolved_batch_id": None,
+        },
+    )
+
+
+def _resolve_quarantine(conn: Connection, sha: str, lines: list[int], batch_id: int) -> None:
+    """Mark the quarantined lines of file ``sha`` that are now stored as resolved.
+
+    The rows stay (the history of what went wrong); status and reports count only the
+    unresolved ones.
+    """
+    now = utcnow()
+    for i in range(0, len(lines), 900):
+        conn.execute(
+            update(Quarantine)
+            .where(
+                Quarantine.source_sha256 == sha,
+                Quarantine.line_no.in_(lines[i : i + 900]),
+                Quarantine.resolved_at.is_(None),
+            )
+            .values(resolved_at=now, resolved_batch_id=batch_id)
+        )
 
 
 def _write_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> int:

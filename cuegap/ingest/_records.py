@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PROBES = ("main", "could_be", "what_if")
+# The ``field`` of a :class:`Rejected` that stands for the unreadable rest of a file (a JSON
+# error before its end): the loader reports the file as incomplete.
+REST_OF_FILE = "(rest of file)"
 
 
 class IngestError(Exception):

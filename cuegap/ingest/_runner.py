@@ -5,6 +5,8 @@ Depends on orjson and ijson; no database access.
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +15,8 @@ from typing import Any
 import ijson
 import orjson
 
-from cuegap.ingest._records import IngestError, Record, Rejected, ResponseRecord
+from cuegap.ingest._records import REST_OF_FILE, IngestError, Record, Rejected, ResponseRecord
+from cuegap.ingest._validate import INVALID_MARK
 from cuegap.ingest.mapping import Mapping
 
 
@@ -106,6 +109,62 @@ def make_record(
 
 # ------------------------------------------------------------------------ streaming JSON
 
+BOM = codecs.BOM_UTF8
+codecs.register_error("cuegap-mark", lambda exc: (INVALID_MARK, exc.end))
+# A \uD800-\uDFFF escape (after an odd run of backslashes), with the low half that may follow.
+_SURROGATE = re.compile(
+    r"(?<!\\)(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?"
+)
+
+
+def _surrogate(m: re.Match[str]) -> str:
+    slashes, first, second = m.group(1), m.group(2), m.group(3)
+    if len(slashes) % 2 == 0:  # an escaped backslash followed by the letter u
+        return m.group(0)
+    lead, high = slashes[:-1], int(first, 16)
+    if second is not None and high <= 0xDBFF:  # a valid pair: the character itself
+        return lead + chr(0x10000 + ((high - 0xD800) << 10) + (int(second, 16) - 0xDC00))
+    return lead + INVALID_MARK * (1 if second is None else 2)
+
+
+class CleanJson:
+    """A binary file as ijson may read it: never an exception for bad text in a string.
+
+    Bytes that are not UTF-8 and lone surrogate escapes (``\\udc80``) made yajl stop the
+    whole file (or raise ``UnicodeDecodeError``); here each becomes the noncharacter
+    ``INVALID_MARK``, so the sample holding it is quarantined by validation, naming its
+    field, and the samples after it are read (issue 12). Valid surrogate pairs are decoded.
+    """
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")("cuegap-mark")
+        self.carry = ""
+
+    def read(self, n: int = -1) -> bytes:
+        """Up to about ``n`` bytes of cleaned UTF-8 (more or fewer: escapes change length)."""
+        if n == 0:  # ijson probes bytes-or-text with read(0)
+            return b""
+        while True:
+            chunk = self.fh.read(n if n > 0 else 1 << 16)
+            final = not chunk
+            text = self.carry + self.decoder.decode(chunk, final)
+            self.carry = ""
+            if not final:  # keep a possibly split escape (and its backslashes) for later
+                cut = text.rfind("\\", max(0, len(text) - 12))
+                if cut >= 0:
+                    while cut > 0 and text[cut - 1] == "\\":
+                        cut -= 1
+                    text, self.carry = text[:cut], text[cut:]
+            if "\\u" in text:
+                text = _SURROGATE.sub(_surrogate, text)
+            if text or final:
+                return text.encode("utf-8")
+
+    def tell(self) -> int:
+        """Bytes of the underlying file consumed so far."""
+        return self.fh.tell()
+
 
 def scan_header(
     path: Path, skip: Collection[str], *, stop_when: Collection[str] = ()
@@ -135,7 +194,7 @@ def scan_header(
     error = None
     with path.open("rb") as fh:
         try:
-            for prefix, event, value in ijson.parse(fh, use_float=True):
+            for prefix, event, value in ijson.parse(CleanJson(fh), use_float=True):
                 if skipping is not None:
                     if event in ("start_map", "start_array"):
                         depth += 1
@@ -184,14 +243,15 @@ class JsonItems:
 
     def __iter__(self) -> Iterator[Any]:
         with self.fh:
-            items = ijson.items(self.fh, self.prefix, use_float=True)
+            items = ijson.items(CleanJson(self.fh), self.prefix, use_float=True)
             while True:
                 try:
                     item = next(items)
                 except StopIteration:
                     return
-                except ijson.JSONError as exc:
-                    yield Truncated(str(exc))
+                except (ijson.JSONError, UnicodeDecodeError) as exc:
+                    msg = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                    yield Truncated(msg, at_end="premature EOF" in msg or "ncomplete" in msg)
                     return
                 yield item
 
@@ -199,18 +259,23 @@ class JsonItems:
 class Truncated:
     """Marks where a streamed JSON file stopped being readable."""
 
-    __slots__ = ("error",)
+    __slots__ = ("at_end", "error")
 
-    def __init__(self, error: str) -> None:
+    def __init__(self, error: str, *, at_end: bool = True) -> None:
         self.error = error
+        self.at_end = at_end
 
     def rejected(self, line: int, what: str) -> Rejected:
         """The quarantine record for the unreadable rest of the file."""
+        if self.at_end:
+            where = f"file ends inside {what} {line}: truncated or invalid JSON"
+        else:
+            where = f"invalid JSON in {what} {line}, before the end of the file"
         return Rejected(
             line,
             "",
-            f"file ends inside {what} {line}: truncated or invalid JSON ({self.error}); "
-            "the samples before it were read",
+            f"{where} ({self.error}); the {what}s before it were read, none after it",
+            None if self.at_end else REST_OF_FILE,
         )
 
 
@@ -249,6 +314,8 @@ def json_lines(fh: Iterable[bytes]) -> Iterator[tuple[int, str, Any] | Rejected]
     :class:`Rejected` (with the line's text) for a line that is not JSON; blank lines are
     skipped, and a last line without its newline is reported as truncated."""
     for line_no, raw in enumerate(fh, start=1):
+        if line_no == 1:
+            raw = raw.removeprefix(BOM)
         if not raw.strip():
             continue
         text = raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
@@ -264,24 +331,38 @@ def json_lines(fh: Iterable[bytes]) -> Iterator[tuple[int, str, Any] | Rejected]
 
 
 def head(path: Path, n: int = 4096) -> bytes:
-    """The first ``n`` bytes of a file (empty when it cannot be read)."""
+    """The first ``n`` bytes of a file, without a UTF-8 byte-order mark (empty when it
+    cannot be read)."""
     try:
         with path.open("rb") as fh:
-            return fh.read(n)
+            return fh.read(n).removeprefix(BOM)
     except OSError:
         return b""
 
 
-def first_json_line(path: Path) -> Any:
-    """The first non-blank line of a file parsed as JSON, else None."""
+def first_json_lines(path: Path, n: int = 5) -> Iterator[Any]:
+    """The first ``n`` non-blank lines of a file that parse as JSON (a byte-order mark
+    dropped), for format detection that one damaged line does not defeat."""
     try:
         with path.open("rb") as fh:
-            for raw in fh:
-                if raw.strip():
-                    return orjson.loads(raw)
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return None
+            for i, raw in enumerate(fh):
+                if i >= 4 * n or n <= 0:
+                    return
+                raw = raw.removeprefix(BOM) if i == 0 else raw
+                if not raw.strip():
+                    continue
+                n -= 1
+                try:
+                    yield orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+    except OSError:
+        return
+
+
+def first_json_line(path: Path) -> Any:
+    """The first of the first few non-blank lines of a file that parses as JSON, else None."""
+    return next(first_json_lines(path), None)
 
 
 Position = Callable[[], int]

@@ -25,6 +25,7 @@ from cuegap.ingest._records import (
     RunInfo,
     SystemInfo,
 )
+from cuegap.ingest._runner import BOM, first_json_lines
 
 NAME = "generic"
 FORMAT_ID = "cuegap-responses"
@@ -76,21 +77,24 @@ def _first_line(path: Path) -> bytes:
     with path.open("rb") as fh:
         for raw in fh:
             if raw.strip():
-                return raw
+                return raw.removeprefix(BOM)
     return b""
 
 
 def detect(path: Path) -> bool:
-    """True when ``path`` is a JSONL file whose first line is a cuegap header or response."""
+    """True when one of the first JSON lines of ``path`` is a cuegap header or response.
+
+    Several lines are looked at, so that a damaged first line is quarantined with its
+    reason rather than hiding the format.
+    """
     if not path.is_file():
         return False
-    try:
-        obj = orjson.loads(_first_line(path))
-    except orjson.JSONDecodeError:
-        return False
-    if not isinstance(obj, dict):
-        return False
-    return obj.get("format") == FORMAT_ID or {"system", "item_id", "probe"} <= obj.keys()
+    for obj in first_json_lines(path):
+        if isinstance(obj, dict) and (
+            obj.get("format") == FORMAT_ID or {"system", "item_id", "probe"} <= obj.keys()
+        ):
+            return True
+    return False
 
 
 def _parse_header(obj: dict[str, Any], path: Path) -> RunInfo:
@@ -254,6 +258,8 @@ def _records(path: Path, fh, header_seen: bool) -> Iterator[Record]:
     loads = orjson.loads
     for raw in fh:
         line_no += 1
+        if line_no == 1:
+            raw = raw.removeprefix(BOM)  # a UTF-8 byte-order mark is not part of the line
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -334,7 +334,10 @@ def _member_bytes(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     reader = zstandard.ZstdDecompressor().stream_reader(
         io.BytesIO(compressed), read_across_frames=True
     )
-    data = reader.read()
+    try:
+        data = reader.read()
+    except zstandard.ZstdError as exc:  # a damaged member: quarantined, the rest is read
+        raise zipfile.BadZipFile(f"{info.filename}: zstd data is damaged ({exc})") from None
     if zlib.crc32(data) != info.CRC:
         raise zipfile.BadZipFile(f"{info.filename}: CRC check failed")
     return data

@@ -107,7 +107,7 @@ def read(path: Path) -> dict[str, Any]:
         When the file is not JSON or fails validation (the message names the file and path).
     """
     try:
-        bank = orjson.loads(Path(path).read_bytes())
+        bank = orjson.loads(Path(path).read_bytes().removeprefix(b"\xef\xbb\xbf"))
     except orjson.JSONDecodeError as exc:
         raise IngestError(f"{path}: not valid JSON: {exc}") from exc
     if not isinstance(bank, dict):

@@ -118,7 +118,7 @@ def _index(input_path: Path) -> dict[str, int]:
         for line_no, raw in enumerate(fh, start=1):
             if raw.strip():
                 try:
-                    obj = orjson.loads(raw)
+                    obj = orjson.loads(raw.removeprefix(_runner.BOM) if line_no == 1 else raw)
                 except orjson.JSONDecodeError as exc:
                     raise IngestError(
                         f"{input_path}: line {line_no}: not valid JSON ({exc}); the Batch input "

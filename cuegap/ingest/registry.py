@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cuegap.ingest import (
+    _runner,
     generic,
     helm,
     inspect_log,
@@ -153,6 +154,8 @@ def detect_reader(path: Path) -> Reader:
     for reader in READERS.values():
         if reader.detect(path):
             return reader
+    if path.is_file() and not _runner.head(path, 1 << 16).strip():
+        raise ValueError(f"{str(path)!r} is empty: nothing to ingest")
     raise ValueError(
         f"No reader recognises {str(path)!r}; known formats: {known_formats()}. "
         "Use --format NAME to force one."
@@ -182,3 +185,54 @@ def with_mapping(reader: Reader, mapping: Path | str | Any | None) -> Reader:
 
     bound = functools.partial(reader.read, mapping=as_mapping(mapping))
     return dataclasses.replace(reader, read=bound)
+
+
+def run_file(path: Path) -> Path:
+    """The file a runner's output folder stands for (HELM: its ``scenario_state.json``),
+    else ``path`` itself."""
+    state = Path(path) / "scenario_state.json"
+    return state if Path(path).is_dir() and helm.detect(state) else Path(path)
+
+
+def expand_path(path: Path, *, format: str | None = None) -> tuple[list[Path], list[Path]]:
+    """What ``cuegap ingest PATH`` ingests: a file, or a folder's files a reader claims.
+
+    A folder that a reader reads as a whole (the seed paper's CSV folder, a HELM run
+    folder) is one input. Any other folder gives its files, item banks first (responses
+    need their bank), each group in name order; files no reader recognises (a README,
+    ``truth.json`` beside simulated data) are skipped and returned for the caller to list.
+
+    Parameters
+    ----------
+    path : Path
+        A file or folder.
+    format : str, optional
+        A forced format: a folder then gives the files of that format.
+
+    Returns
+    -------
+    (list of Path, list of Path)
+        The inputs to ingest, in order, and the files skipped.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the path does not exist.
+    """
+    path = run_file(Path(path))
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    if not path.is_dir() or any(r.detect(path) for r in READERS.values()):
+        return [path], []
+    banks: list[Path] = []
+    responses: list[Path] = []
+    skipped: list[Path] = []
+    for child in sorted(path.iterdir()):
+        child = run_file(child)
+        reader = next((r for r in READERS.values() if r.detect(child)), None)
+        if reader is None or (format is not None and reader.name != format):
+            if child.is_file() and not child.name.startswith("."):
+                skipped.append(child)
+            continue
+        (banks if reader.kind == "item_bank" else responses).append(child)
+    return banks + responses, skipped

@@ -182,6 +182,26 @@ def render_signed(
     return _SIGNOFF_BLOCK.sub(lambda m: m.group(1) + block + m.group(3), html, count=1)
 
 
+def _harfbuzz_subsets() -> bool:
+    """Whether WeasyPrint can subset fonts with HarfBuzz (libharfbuzz-subset0 >= 4.1).
+
+    Without it WeasyPrint subsets with fontTools, which stamps each embedded font with the
+    current time: the same report would not give the same PDF bytes. Then the fonts are
+    embedded whole (``full_fonts``: larger files, same bytes every time) instead.
+    """
+    try:
+        from weasyprint.pdf import fonts
+    except ImportError:  # pragma: no cover - WeasyPrint moved its internals: be safe
+        return False
+    harfbuzz = getattr(fonts, "harfbuzz", None)
+    try:
+        return bool(getattr(fonts, "harfbuzz_subset", None)) and bool(
+            harfbuzz.hb_version_atleast(4, 1, 0)
+        )
+    except AttributeError:  # pragma: no cover
+        return False
+
+
 def render_pdf(html: str) -> bytes:
     """Render report HTML to PDF with WeasyPrint, fetching nothing outside the templates.
 
@@ -194,7 +214,9 @@ def render_pdf(html: str) -> bytes:
     from weasyprint import HTML
 
     fetcher = TemplateOnlyFetcher()
-    pdf = HTML(string=html, base_url=TEMPLATES_DIR.as_uri() + "/", url_fetcher=fetcher).write_pdf()
+    pdf = HTML(string=html, base_url=TEMPLATES_DIR.as_uri() + "/", url_fetcher=fetcher).write_pdf(
+        full_fonts=not _harfbuzz_subsets()
+    )
     if fetcher.refused:
         raise ValueError(f"the report tried to load outside resources: {fetcher.refused}")
     return pdf

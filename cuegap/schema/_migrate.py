@@ -8,7 +8,8 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy.engine import Engine
+from sqlalchemy import inspect
+from sqlalchemy.engine import Connection, Engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -64,7 +65,25 @@ def upgrade(engine: Engine, revision: str = "head") -> tuple[str | None, str]:
     if before is not None and not known_revision(before):
         raise newer_store_error(before)
     cfg = alembic_config(engine)
-    with engine.begin() as conn:
+    with engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            # Python's sqlite3 runs DDL outside any transaction unless one is open: a store
+            # killed while being created was left half-built ("table item_bank already
+            # exists" ever after). One explicit transaction makes creation atomic.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
+        _restore_indexes(conn)
+        conn.commit()
     return before, current_revision(engine) or ""
+
+
+def _restore_indexes(conn: Connection) -> None:
+    """Create the ``response`` indexes an interrupted bulk ingest left dropped (SQLite
+    drops them during large loads and rebuilds them at the end)."""
+    if conn.dialect.name != "sqlite" or not inspect(conn).has_table("response"):
+        return
+    from cuegap.schema._tables import Response
+
+    for ix in Response.__table__.indexes:
+        ix.create(conn, checkfirst=True)

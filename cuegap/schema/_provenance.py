@@ -106,6 +106,7 @@ def provenance(engine: Engine) -> Provenance:
             Quarantine.reason,
             func.count(Quarantine.id).label("lines"),
         )
+        .where(Quarantine.resolved_at.is_(None))  # lines stored since are history
         .group_by(Quarantine.source_path, Quarantine.reason)
         .order_by(Quarantine.source_path, func.count(Quarantine.id).desc(), Quarantine.reason),
     )
@@ -169,6 +170,7 @@ def raw_examples(engine: Engine, *, quarantined: int = 5) -> pd.DataFrame:
         q = read_frame(
             engine,
             select(Quarantine.source_path, Quarantine.line_no, Quarantine.reason, Quarantine.raw)
+            .where(Quarantine.resolved_at.is_(None))
             .order_by(Quarantine.source_path, Quarantine.line_no)
             .limit(quarantined),
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -30,6 +30,9 @@ class StoreStatus:
         Number of quarantined input lines.
     failed_batches : int
         Ingests that stopped with an error.
+    unfinished : DataFrame
+        Ingests still marked running (killed, or running now): ``source_path``,
+        ``started_at``, ``lines_read`` (records committed before it stopped).
     """
 
     systems: pd.DataFrame
@@ -38,6 +41,7 @@ class StoreStatus:
     runs: int
     quarantined: int
     failed_batches: int
+    unfinished: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def responses(self) -> int:
@@ -99,8 +103,16 @@ def store_status(engine: Engine) -> StoreStatus:
     banks = read_frame(engine, select(ItemBank.name, ItemBank.ingested_at).order_by(ItemBank.name))
     with engine.connect() as conn:
         runs = conn.execute(select(func.count(Run.id))).scalar_one()
-        quarantined = conn.execute(select(func.count(Quarantine.id))).scalar_one()
+        quarantined = conn.execute(  # what is still unresolved; resolved rows are history
+            select(func.count(Quarantine.id)).where(Quarantine.resolved_at.is_(None))
+        ).scalar_one()
         failed = conn.execute(
             select(func.count(IngestBatch.id)).where(IngestBatch.status == "failed")
         ).scalar_one()
-    return StoreStatus(systems, conditions, banks, runs, quarantined, failed)
+    unfinished = read_frame(
+        engine,
+        select(IngestBatch.source_path, IngestBatch.started_at, IngestBatch.lines_read)
+        .where(IngestBatch.status == "running")
+        .order_by(IngestBatch.started_at, IngestBatch.id),
+    )
+    return StoreStatus(systems, conditions, banks, runs, quarantined, failed, unfinished)

@@ -170,6 +170,10 @@ class Quarantine(SQLModel, table=True):
     reason: str = Field(sa_column=Column(Text, nullable=False))
     raw: str = Field(sa_column=Column(Text, nullable=False))
     created_at: datetime
+    # Set when a later ingest stores the line (or finds it stored): kept as history, no
+    # longer counted by status and reports.
+    resolved_at: datetime | None = None
+    resolved_batch_id: int | None = None
 
 
 class Response(SQLModel, table=True):

@@ -26,6 +26,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest import itembank as itembank_mod
+from cuegap.ingest._concurrent import (
+    in_key_order,
+    nothing_new_note,
+    retry_batch,
+)
 from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, RunInfo
 from cuegap.ingest.parsing import Parsed, check_assignment, parse_response
 from cuegap.ingest.registry import Reader, detect_reader, get_reader, with_mapping
@@ -368,13 +373,13 @@ class _ResponseLoader:
                         first = False
                         expected = len(buf) * stream.total // max(1, stream.position())
                         deferred = self._defer_indexes(expected)
-                    self._flush(buf)
+                    self._write_batch(buf)
                     buf = []
                     if progress:
                         progress(stream.position(), stream.total)
                 elif progress and len(buf) % PROGRESS_EVERY == 0:
                     progress(stream.position(), stream.total)
-            self._flush(buf)
+            self._write_batch(buf)
             if progress:
                 progress(stream.total, stream.total)
         except BaseException as exc:
@@ -392,7 +397,8 @@ class _ResponseLoader:
                 conn.execute(text("ANALYZE"))
         s = self.summary
         if s.read and s.stored == 0 and s.duplicate:
-            s.note = "file already ingested: nothing new stored"
+            with self.engine.connect() as conn:
+                s.note = nothing_new_note(conn, self.sha, self.batch_id)
         return s
 
     def _defer_indexes(self, expected: int) -> list[Index]:
@@ -546,10 +552,22 @@ class _ResponseLoader:
             )
         return bank_id, items
 
-    def _system(self, conn: Connection, name: str) -> int:
+    def _system(self, _batch: Connection, name: str) -> int:
+        """The system's id, created or updated in a short transaction of its own.
+
+        Committed at once rather than with the batch: the batch then holds no lock on a
+        ``system`` row while it inserts (see :mod:`cuegap.ingest._concurrent`), and a cached
+        id always belongs to a committed row, even when the batch is retried.
+        """
         sid = self.systems.get(name)
         if sid is not None:
             return sid
+        with self.engine.begin() as conn:
+            sid = self._upsert_system(conn, name)
+        self.systems[name] = sid
+        return sid
+
+    def _upsert_system(self, conn: Connection, name: str) -> int:
         meta = self.info.systems.get(name)
         values = {
             "name": name,
@@ -565,9 +583,7 @@ class _ResponseLoader:
                 .where(System.name == name)
                 .values(provider=meta.provider, version=meta.version, meta=meta.metadata)
             )
-        sid = conn.execute(select(System.id).where(System.name == name)).scalar_one()
-        self.systems[name] = sid
-        return sid
+        return conn.execute(select(System.id).where(System.name == name)).scalar_one()
 
     # -- one batch ------------------------------------------------------------------
     def _quarantine(
@@ -588,6 +604,16 @@ class _ResponseLoader:
                 "created_at": utcnow(),
             }
         )
+
+    def _write_batch(self, buf: list[ResponseRecord | Rejected]) -> None:
+        """Write one batch in its own transaction, safe against concurrent ingests.
+
+        See :mod:`cuegap.ingest._concurrent`: a deadlock or serialisation failure rolls the
+        batch back and retries it.
+        """
+        if not buf:
+            return
+        retry_batch(lambda: self._flush(buf), self.summary)
 
     def _flush(self, buf: list[ResponseRecord | Rejected]) -> None:
         if not buf:
@@ -703,7 +729,7 @@ class _ResponseLoader:
             if quarantine:
                 conn.execute(
                     _insert_ignore(conn, Quarantine.__table__, ["source_sha256", "line_no"]),
-                    quarantine,
+                    in_key_order(quarantine, "source_sha256", "line_no"),
                 )
             conn.execute(
                 update(IngestBatch)
@@ -831,9 +857,11 @@ def _write_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> int
         with cur.copy(f"COPY _response_stage ({cols}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+        # In key order: concurrent batches then lock their keys in one order, so that
+        # overlapping ingests wait for each other instead of deadlocking.
         cur.execute(
             f"INSERT INTO response ({cols}) SELECT {cols} FROM _response_stage "
-            "ON CONFLICT (response_key) DO NOTHING"
+            "ORDER BY response_key ON CONFLICT (response_key) DO NOTHING"
         )
         inserted = cur.rowcount
         cur.execute("DELETE FROM _response_stage")

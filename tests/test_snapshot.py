@@ -17,13 +17,14 @@ from cuegap.audit import fingerprints, load_store_data
 from cuegap.ingest import ingest_path
 from cuegap.reports import build_report
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate
+from cuegap.simulate import simulate, synthetic_item_bank
 
 
 @pytest.fixture(scope="module")
 def halves(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("snapshot")
-    sim = simulate(root / "data", systems=2, seed=5)
+    bank = synthetic_item_bank(seed=5, n_dilemmas=10)
+    sim = simulate(root / "data", systems=2, seed=5, item_bank=bank)
     header, *lines = sim.responses_path.read_text().splitlines()
     # The first system's responses before the analysis, the second's during it.
     first = [ln for ln in lines if "sim-system-01" in ln]

@@ -40,6 +40,7 @@ from cuegap.schema import (
     annotation_table,
     decision_counts,
     ledger,
+    read_snapshot,
     recovery_counts,
     status_counts,
     system_table,
@@ -276,15 +277,21 @@ class AnalysisResult:
 
 
 def load_store_data(engine: Engine) -> StoreData:
-    """Run the aggregation queries of :mod:`cuegap.schema` against a store."""
-    return StoreData(
-        decisions=decision_counts(engine),
-        status=status_counts(engine),
-        abstention=abstention_counts(engine),
-        recovery=recovery_counts(engine),
-        annotations=annotation_table(engine),
-        systems=system_table(engine),
-    )
+    """Run the aggregation queries of :mod:`cuegap.schema` against one snapshot of a store.
+
+    All queries read in one transaction (:func:`cuegap.schema.read_snapshot`), so an
+    ingest committing meanwhile is either wholly in every table or in none: the data
+    fingerprint computed from the result describes one state of the store.
+    """
+    with read_snapshot(engine) as conn:
+        return StoreData(
+            decisions=decision_counts(conn),
+            status=status_counts(conn),
+            abstention=abstention_counts(conn),
+            recovery=recovery_counts(conn),
+            annotations=annotation_table(conn),
+            systems=system_table(conn),
+        )
 
 
 def _frame_digest(df: pd.DataFrame) -> str:

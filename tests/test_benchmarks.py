@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parent.parent
 
 
@@ -57,3 +59,20 @@ def test_report_benchmark_runs_and_prints_the_target() -> None:
     )
     assert "render PDF (WeasyPrint)" in out.stdout
     assert "cuegap report, both formats:" in out.stdout and "target < 20 s" in out.stdout
+
+
+def test_concurrent_ingest_benchmark_runs_and_prints_speedups() -> None:
+    from tests.conftest import PG_URL, REQUIRE_PG
+
+    if not PG_URL:
+        if REQUIRE_PG:
+            pytest.fail("CUEGAP_REQUIRE_PG=1 but CUEGAP_TEST_PG_URL is not set")
+        pytest.skip("no PostgreSQL server: set CUEGAP_TEST_PG_URL")
+    script = str(ROOT / "benchmarks" / "bench_concurrent_ingest.py")
+    args = ["--systems", "1", "--limit", "2000", "--repeats", "1", "--pg", PG_URL]
+    out = subprocess.run(
+        [sys.executable, script, *args], capture_output=True, text=True, timeout=300, check=True
+    )
+    rows = [line.split() for line in out.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert [r[0] for r in rows if r[-1].endswith("x")] == ["1", "2", "4"], out.stdout
+    assert "2,000 responses" in out.stdout

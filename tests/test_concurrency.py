@@ -8,14 +8,18 @@ is stored exactly once and every batch's accounting balances.
 from __future__ import annotations
 
 import multiprocessing as mp
+import random
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import IntegrityError
 
-from cuegap.ingest import ingest_path
+from cuegap.ingest import IngestSummary, ingest_path
+from cuegap.ingest._concurrent import retry_batch
 from cuegap.schema import IngestBatch, Response, make_engine, upgrade
 from cuegap.simulate import simulate
+from tests.conftest import pg_database
 
 
 def _ingest(url: str, path: str, barrier, queue) -> None:
@@ -51,10 +55,14 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     half = len(lines) // 2
     (root / "a.jsonl").write_text("\n".join([header, *lines[:half]]) + "\n")
     (root / "b.jsonl").write_text("\n".join([header, *lines[half:]]) + "\n")
+    shuffled = lines[:half]
+    random.Random(0).shuffle(shuffled)  # the same records as a.jsonl, another file
+    (root / "a-shuffled.jsonl").write_text("\n".join([header, *shuffled]) + "\n")
     return {
         "bank": sim.itembank_path,
         "a": root / "a.jsonl",
         "b": root / "b.jsonl",
+        "a_shuffled": root / "a-shuffled.jsonl",
         "n": len(lines),
     }
 
@@ -96,3 +104,68 @@ def test_same_file_at_once(db_url: str, files) -> None:
         statuses = conn.execute(select(IngestBatch.status)).scalars().all()
     assert set(statuses) == {"completed"} and len(statuses) >= 2  # none failed or hanging
     engine.dispose()
+
+
+def test_nothing_new_says_whether_the_file_itself_was_ingested(db_url: str, files) -> None:
+    """A file never ingested before, whose records others stored, is not 'already ingested'."""
+    engine = _store(db_url, files["bank"])
+    ingest_path(engine, files["a"])
+    other = ingest_path(engine, files["a_shuffled"])
+    assert other.stored == 0 and other.duplicate == other.read
+    assert "file already ingested" not in other.note
+    assert "already stored by another file or run" in other.note
+    again = ingest_path(engine, files["a_shuffled"])
+    assert again.note == "file already ingested: nothing new stored"
+    engine.dispose()
+
+
+def _counter(engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT v FROM counter")).scalar_one()
+
+
+def test_retry_batch_reruns_a_serialisation_failure_and_counts_once() -> None:
+    """A real serialisation failure (40001) rolls the batch back; the retry counts it once."""
+    with pg_database() as url:
+        engine, other = make_engine(url), make_engine(url)
+        with engine.begin() as conn:
+            conn.execute(text("CREATE TABLE counter (id int PRIMARY KEY, v int)"))
+            conn.execute(text("INSERT INTO counter VALUES (1, 0)"))
+        summary = IngestSummary("f.jsonl", "generic", "responses", read=5, stored=5)
+        attempts: list[int] = []
+
+        def write() -> None:
+            attempts.append(1)
+            rr = engine.connect().execution_options(isolation_level="REPEATABLE READ")
+            with rr, rr.begin():
+                summary.read += 10
+                summary.problems.append((len(attempts), "seen"))
+                rr.execute(text("SELECT v FROM counter"))  # takes the snapshot
+                if len(attempts) == 1:  # another ingest commits a change meanwhile
+                    with other.begin() as conn:
+                        conn.execute(text("UPDATE counter SET v = v + 1"))
+                rr.execute(text("UPDATE counter SET v = v + 10"))
+                summary.stored += 10
+
+        sleeps: list[float] = []
+        assert retry_batch(write, summary, sleep=sleeps.append) == 1
+        assert len(attempts) == 2 and len(sleeps) == 1
+        assert (summary.read, summary.stored) == (15, 15)  # the failed attempt uncounted
+        assert summary.problems == [(2, "seen")]
+        assert _counter(engine) == 11
+        engine.dispose()
+        other.dispose()
+
+
+def test_retry_batch_reports_other_errors_at_once(engine) -> None:
+    summary = IngestSummary("f.jsonl", "generic", "responses")
+    attempts: list[int] = []
+
+    def write() -> None:
+        attempts.append(1)
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO system (id, name) VALUES (1, 'a'), (1, 'b')"))
+
+    with pytest.raises(IntegrityError):
+        retry_batch(write, summary, sleep=lambda _s: None)
+    assert len(attempts) == 1

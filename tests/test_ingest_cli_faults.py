@@ -65,7 +65,7 @@ def test_already_ingested_only_for_the_same_file(db_url, tmp_path) -> None:
     first = _cli(db_url, "ingest", str(DATA / "tiny_bank.json"), str(DATA / "tiny_responses.jsonl"))
     assert first.exit_code == 0, first.output
     other = _cli(db_url, "ingest", str(copy))
-    assert "already in the store (from other files)" in other.output, other.output
+    assert "already stored by another file or run" in other.output, other.output
     same = _cli(db_url, "ingest", str(copy))
     assert "file already ingested" in same.output, same.output
 

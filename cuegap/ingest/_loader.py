@@ -26,6 +26,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest import itembank as itembank_mod
+from cuegap.ingest._concurrent import (
+    in_key_order,
+    nothing_new_note,
+    retry_batch,
+)
 from cuegap.ingest._records import REST_OF_FILE, IngestError, Rejected, ResponseRecord, RunInfo
 from cuegap.ingest._validate import check, storable
 from cuegap.ingest.parsing import Parsed, check_assignment, parse_response
@@ -377,13 +382,13 @@ class _ResponseLoader:
                         first = False
                         expected = len(buf) * stream.total // max(1, stream.position())
                         deferred = self._defer_indexes(expected)
-                    self._flush(buf)
+                    self._write_batch(buf)
                     buf = []
                     if progress:
                         progress(stream.position(), stream.total)
                 elif progress and len(buf) % PROGRESS_EVERY == 0:
                     progress(stream.position(), stream.total)
-            self._flush(buf)
+            self._write_batch(buf)
             if progress:
                 progress(stream.total, stream.total)
         except BaseException as exc:
@@ -401,11 +406,8 @@ class _ResponseLoader:
                 conn.execute(text("ANALYZE"))
         s = self.summary
         if s.read and s.stored == 0 and s.duplicate:
-            s.note = (
-                "file already ingested: nothing new stored"
-                if self.seen_before
-                else "every response is already in the store (from other files): nothing new stored"
-            )
+            with self.engine.connect() as conn:
+                s.note = nothing_new_note(conn, self.sha, self.batch_id)
         return s
 
     def _defer_indexes(self, expected: int) -> list[Index]:
@@ -572,10 +574,22 @@ class _ResponseLoader:
             )
         return bank_id, items
 
-    def _system(self, conn: Connection, name: str) -> int:
+    def _system(self, _batch: Connection, name: str) -> int:
+        """The system's id, created or updated in a short transaction of its own.
+
+        Committed at once rather than with the batch: the batch then holds no lock on a
+        ``system`` row while it inserts (see :mod:`cuegap.ingest._concurrent`), and a cached
+        id always belongs to a committed row, even when the batch is retried.
+        """
         sid = self.systems.get(name)
         if sid is not None:
             return sid
+        with self.engine.begin() as conn:
+            sid = self._upsert_system(conn, name)
+        self.systems[name] = sid
+        return sid
+
+    def _upsert_system(self, conn: Connection, name: str) -> int:
         meta = self.info.systems.get(name)
         if meta is None:  # a mapping shortened the runner's name ("openai/gpt-4o" -> "gpt-4o")
             near = [m for full, m in self.info.systems.items() if name in full]
@@ -594,9 +608,7 @@ class _ResponseLoader:
                 .where(System.name == name)
                 .values(provider=meta.provider, version=meta.version, meta=meta.metadata)
             )
-        sid = conn.execute(select(System.id).where(System.name == name)).scalar_one()
-        self.systems[name] = sid
-        return sid
+        return conn.execute(select(System.id).where(System.name == name)).scalar_one()
 
     # -- one batch ------------------------------------------------------------------
     def _quarantine(
@@ -619,6 +631,16 @@ class _ResponseLoader:
                 "resolved_batch_id": None,
             }
         )
+
+    def _write_batch(self, buf: list[ResponseRecord | Rejected]) -> None:
+        """Write one batch in its own transaction, safe against concurrent ingests.
+
+        See :mod:`cuegap.ingest._concurrent`: a deadlock or serialisation failure rolls the
+        batch back and retries it.
+        """
+        if not buf:
+            return
+        retry_batch(lambda: self._flush(buf), self.summary)
 
     def _flush(self, buf: list[ResponseRecord | Rejected]) -> None:
         if not buf:
@@ -749,7 +771,9 @@ class _ResponseLoader:
             else:
                 accounted.extend(row[_LINE] for row in rows.values())
             if quarantine:
-                conn.execute(_upsert_quarantine(conn), quarantine)
+                conn.execute(
+                    _upsert_quarantine(conn), in_key_order(quarantine, "source_sha256", "line_no")
+                )
             if self.open_quarantine and accounted:
                 _resolve_quarantine(conn, self.sha, accounted, batch_id)
             conn.execute(
@@ -919,9 +943,11 @@ def _write_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> int
         with cur.copy(f"COPY _response_stage ({cols}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+        # In key order: concurrent batches then lock their keys in one order, so that
+        # overlapping ingests wait for each other instead of deadlocking.
         cur.execute(
             f"INSERT INTO response ({cols}) SELECT {cols} FROM _response_stage "
-            "ON CONFLICT (response_key) DO NOTHING"
+            "ORDER BY response_key ON CONFLICT (response_key) DO NOTHING"
         )
         inserted = cur.rowcount
         cur.execute("DELETE FROM _response_stage")

@@ -30,6 +30,7 @@ from cuegap.schema import (
     StoreStatus,
     provenance,
     raw_examples,
+    read_snapshot,
     store_status,
 )
 
@@ -196,6 +197,8 @@ def build_report(
     say("reading provenance")
     bayes, note = load_bayesian(engine, row.data_fingerprint, settings)
     versions = {**(row.versions or {}), **_renderer_versions()}
+    with read_snapshot(engine) as conn:  # provenance, status and examples of one store state
+        prov, store, examples = provenance(conn), store_status(conn), raw_examples(conn)
     return ReportData(
         analysis_id=int(row.id),
         kind=row.kind,
@@ -206,8 +209,8 @@ def build_report(
         tables=tables,
         bayes=bayes,
         bayes_note=note,
-        provenance=provenance(engine),
-        store=store_status(engine),
-        examples=raw_examples(engine),
+        provenance=prov,
+        store=store,
+        examples=examples,
         signoffs=[dict(s) for s in (signoffs or [])],
     )

@@ -16,6 +16,7 @@ from cuegap.schema._migrate import (
     newer_store_error,
     upgrade,
 )
+from cuegap.schema._snapshot import read_snapshot
 from cuegap.schema._tables import (
     Analysis,
     AnalysisArtifact,
@@ -74,6 +75,7 @@ __all__ = [
     "newer_store_error",
     "provenance",
     "raw_examples",
+    "read_snapshot",
     "recovery_counts",
     "resolve_url",
     "status_counts",

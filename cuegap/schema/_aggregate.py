@@ -13,9 +13,10 @@ from typing import Any
 import orjson
 import pandas as pd
 from sqlalchemy import Integer, and_, case, func, literal, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from cuegap.schema._queries import read_frame
+from cuegap.schema._snapshot import connected
 from cuegap.schema._tables import (
     Annotation,
     Dilemma,
@@ -45,13 +46,13 @@ COUNT_COLUMNS = (
 )
 
 
-def decision_counts(engine: Engine) -> pd.DataFrame:
+def decision_counts(engine: Engine | Connection) -> pd.DataFrame:
     """Favor and Against events with their denominators, per dilemma and individual cell.
 
     Parameters
     ----------
-    engine : Engine
-        A cuegap store.
+    engine : Engine or Connection
+        A cuegap store, or a connection to one (e.g. a :func:`read_snapshot`).
 
     Returns
     -------
@@ -159,7 +160,7 @@ def decision_counts(engine: Engine) -> pd.DataFrame:
         .where(r.probe == "what_if", r.abstained.is_(False))
         .group_by(*keys)
     )
-    with engine.connect() as conn:
+    with connected(engine) as conn:
         result = conn.execute(stmt)
         df = pd.DataFrame(result.fetchall(), columns=list(COUNT_COLUMNS))
     for col in ("favor", "favor_trials", "against", "against_trials"):
@@ -185,13 +186,13 @@ STATUS_COLUMNS = (
 )
 
 
-def status_counts(engine: Engine) -> pd.DataFrame:
+def status_counts(engine: Engine | Connection) -> pd.DataFrame:
     """Could-be answers: how often each individual is taken for the described person.
 
     Parameters
     ----------
-    engine : Engine
-        A cuegap store.
+    engine : Engine or Connection
+        A cuegap store, or a connection to one (e.g. a :func:`read_snapshot`).
 
     Returns
     -------
@@ -253,7 +254,7 @@ ABSTENTION_COLUMNS = (
 )
 
 
-def abstention_counts(engine: Engine) -> pd.DataFrame:
+def abstention_counts(engine: Engine | Connection) -> pd.DataFrame:
     """Responses, abstentions and parse outcomes per system, condition and probe.
 
     Returns
@@ -302,7 +303,7 @@ RECOVERY_COLUMNS = (
 )
 
 
-def recovery_counts(engine: Engine) -> pd.DataFrame:
+def recovery_counts(engine: Engine | Connection) -> pd.DataFrame:
     """Puzzle recovery: per (item, individual) slot, was the answer parsable and correct?
 
     Returns
@@ -338,7 +339,7 @@ def recovery_counts(engine: Engine) -> pd.DataFrame:
         .where(r.probe == "main", r.condition.in_(PUZZLE_CONDITIONS))
     )
     totals: dict[tuple[Any, ...], list[int]] = {}
-    with engine.connect() as conn:
+    with connected(engine) as conn:
         labels: dict[int, set[str]] = {}  # the item's individuals, as the parser's keys
         for item_id, label in conn.execute(select(ItemIndividual.item_id, ItemIndividual.label)):
             labels.setdefault(item_id, set()).add(str(label).upper())
@@ -371,7 +372,7 @@ def _types(df: pd.DataFrame, *, ints: Sequence[str], bools: Sequence[str]) -> pd
     return df
 
 
-def annotation_table(engine: Engine) -> pd.DataFrame:
+def annotation_table(engine: Engine | Connection) -> pd.DataFrame:
     """Per-annotator labels of the item banks' dilemmas, long format.
 
     Returns
@@ -396,7 +397,7 @@ def annotation_table(engine: Engine) -> pd.DataFrame:
     return read_frame(engine, stmt)
 
 
-def system_table(engine: Engine) -> pd.DataFrame:
+def system_table(engine: Engine | Connection) -> pd.DataFrame:
     """The audited systems with their metadata keys as columns.
 
     Returns
@@ -406,7 +407,7 @@ def system_table(engine: Engine) -> pd.DataFrame:
         ``capability``, ``alignment``) as the runner supplied it.
     """
     stmt = select(System.name, System.provider, System.version, System.meta).order_by(System.name)
-    with engine.connect() as conn:
+    with connected(engine) as conn:
         rows = conn.execute(stmt).fetchall()
     records = []
     for name, provider, version, meta in rows:

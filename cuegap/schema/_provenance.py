@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 from sqlalchemy import func, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from cuegap.schema._queries import read_frame
 from cuegap.schema._tables import IngestBatch, ItemBank, Quarantine, Response, Run, System
@@ -40,13 +40,13 @@ class Provenance:
     systems: pd.DataFrame
 
 
-def provenance(engine: Engine) -> Provenance:
+def provenance(engine: Engine | Connection) -> Provenance:
     """Source files with their SHA-256, runners, ingest dates and quarantine counts.
 
     Parameters
     ----------
-    engine : Engine
-        An initialised store.
+    engine : Engine or Connection
+        An initialised store, or a connection to one (e.g. a :func:`read_snapshot`).
 
     Returns
     -------
@@ -117,13 +117,13 @@ def provenance(engine: Engine) -> Provenance:
     return Provenance(banks, runs, batches, quarantine, systems)
 
 
-def raw_examples(engine: Engine, *, quarantined: int = 5) -> pd.DataFrame:
+def raw_examples(engine: Engine | Connection, *, quarantined: int = 5) -> pd.DataFrame:
     """A few raw lines exactly as stored: one abstained response per system, and quarantine.
 
     Parameters
     ----------
-    engine : Engine
-        An initialised store.
+    engine : Engine or Connection
+        An initialised store, or a connection to one (e.g. a :func:`read_snapshot`).
     quarantined : int
         How many quarantined lines to include (the first by file and line number).
 

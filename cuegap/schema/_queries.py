@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 from sqlalchemy import Integer, case, func, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
+from cuegap.schema._snapshot import connected
 from cuegap.schema._tables import IngestBatch, ItemBank, Quarantine, Response, Run, System
 
 
@@ -49,20 +50,20 @@ class StoreStatus:
         return int(self.systems["responses"].sum()) if len(self.systems) else 0
 
 
-def read_frame(engine: Engine, stmt: Any) -> pd.DataFrame:
+def read_frame(engine: Engine | Connection, stmt: Any) -> pd.DataFrame:
     """Run a SELECT and return its rows as a DataFrame with the statement's column labels."""
-    with engine.connect() as conn:
+    with connected(engine) as conn:
         result = conn.execute(stmt)
         return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
 
 
-def store_status(engine: Engine) -> StoreStatus:
+def store_status(engine: Engine | Connection) -> StoreStatus:
     """Summarise a store: systems, conditions, parse and abstention rates, quarantine.
 
     Parameters
     ----------
-    engine : Engine
-        An initialised store.
+    engine : Engine or Connection
+        An initialised store, or a connection to one (e.g. a :func:`read_snapshot`).
 
     Returns
     -------
@@ -101,7 +102,7 @@ def store_status(engine: Engine) -> StoreStatus:
             df["parsed_rate"] = df.pop("parsed") / total
         df["abstention_rate"] = df.pop("abstained") / total
     banks = read_frame(engine, select(ItemBank.name, ItemBank.ingested_at).order_by(ItemBank.name))
-    with engine.connect() as conn:
+    with connected(engine) as conn:
         runs = conn.execute(select(func.count(Run.id))).scalar_one()
         quarantined = conn.execute(  # what is still unresolved; resolved rows are history
             select(func.count(Quarantine.id)).where(Quarantine.resolved_at.is_(None))

@@ -213,3 +213,28 @@ def test_a_store_from_before_the_ledger_verifies_and_says_what_is_not_covered(au
     with engine.begin() as conn:
         conn.execute(text("UPDATE signoff SET decision = 'reject'"))
     assert any("sign-off 1" in p for p in verify(engine).problems)
+
+
+def test_signed_copy_is_unchanged_by_a_later_bayesian_fit_of_the_same_data(audited) -> None:
+    """The issue's reproduction: after a sign-off, a Bayesian analysis of the same data
+    changes what a fresh render says (verdicts from the posterior); the signed copy still
+    shows exactly what the board reviewed."""
+    from test_report import _store_bayes
+
+    from cuegap.reports import build_report, render_html
+
+    engine, tmp, published = audited
+    html_path, html_id = published["html"]
+    reviewed = html_path.read_text("utf-8")
+    sign_off(engine, html_id, reviewer="Ada", decision="approve")
+    before = build_report(engine, analysis_id=1)
+    systems = sorted(before.tables["verdicts"]["system"])
+    same = {**before.settings.to_dict(), "bayes": {"draws": 1000}}
+    _store_bayes(engine, before.data_fingerprint, systems, same)
+    fresh = build_report(engine, analysis_id=1)
+    assert fresh.bayes is not None  # a fresh render would now show the posterior ...
+    assert content_hash(render_html(fresh).html) != content_hash(reviewed)
+    signed = publish_report(engine, None, tmp / "signed", signed=html_id)  # type: ignore[arg-type]
+    copy = signed["html"][0].read_text("utf-8")
+    assert content_hash(copy) == content_hash(reviewed)  # ... the signed copy does not
+    assert _body(copy) == _body(reviewed)

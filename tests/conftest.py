@@ -112,3 +112,47 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"{have(PDF_PROBLEM is None)}; chromium: {have(bool(shutil.which('chromium')))}; "
         f"poppler: {have(bool(shutil.which('pdftotext')))}"
     ]
+
+
+@contextmanager
+def store_copy(url: str, tmp_path: Path) -> Iterator[str]:
+    """A fresh copy of a store (a file copy on SQLite, ``CREATE DATABASE ... TEMPLATE`` on
+    PostgreSQL); yields its URL and drops it after."""
+    import shutil
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        db = tmp_path / f"copy-{uuid.uuid4().hex[:8]}.db"
+        shutil.copy(parsed.database, db)
+        yield f"sqlite:///{db}"
+        return
+    name = f"cuegap_copy_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(_pg_admin_url(), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{parsed.database}"'))
+    try:
+        yield parsed.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextmanager
+def restored(root: Path) -> Iterator[None]:
+    """Put a folder back as it was: files made inside are removed, changed ones restored."""
+    import shutil
+
+    saved = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
+    try:
+        yield
+    finally:
+        for p in sorted(root.rglob("*"), reverse=True):
+            if p.is_symlink() or (p.is_file() and p not in saved):
+                p.unlink()
+            elif p.is_dir() and not any(q.is_relative_to(p) for q in saved):
+                shutil.rmtree(p)
+        for p, data in saved.items():
+            if not p.exists() or p.read_bytes() != data:
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_bytes(data)

@@ -3,12 +3,16 @@ safe output folders, reviewer keys and the witness file, through the real CLI.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import pg_database, restored, store_copy
 from sqlalchemy import func, select, text
 from typer.testing import CliRunner
 
@@ -19,7 +23,7 @@ from cuegap.ingest import ingest_path
 from cuegap.models import Policy
 from cuegap.reanalysis import publish_report
 from cuegap.reports import content_hash
-from cuegap.schema import Report
+from cuegap.schema import Report, make_engine, upgrade
 from cuegap.simulate import simulate
 
 runner = CliRunner()
@@ -31,17 +35,55 @@ def _lines(src: Path, every: int, offset: int) -> str:
     return "\n".join(head + lines[len(head) :][offset::every]) + "\n"
 
 
-@pytest.fixture
-def audited(engine, tmp_path: Path):
+@dataclass
+class Audited:
     """A store with part of a simulated audit, analysed, with an HTML+PDF report."""
-    sim = simulate(tmp_path / "sim", systems=3, seed=11)
-    (tmp_path / "first.jsonl").write_text(_lines(sim.responses_path, 6, 0))
-    (tmp_path / "later.jsonl").write_text(_lines(sim.responses_path, 6, 1))
-    ingest_path(engine, sim.itembank_path)
-    ingest_path(engine, tmp_path / "first.jsonl")
-    result = analyze(engine, AnalysisSettings(n_boot=20))
-    published = publish_report(engine, result.id, tmp_path / "out")
-    return engine, tmp_path, published
+
+    url: str
+    work: Path  # the report folder's parent; tests write their outputs here
+    data: Path
+    published: dict
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def template(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Audited]:
+    """Built once per backend; each test gets a copy (:func:`audited`)."""
+    root = tmp_path_factory.mktemp(f"audited-{request.param}")
+    data, work = root / "data", root / "work"
+    data.mkdir()
+    with contextlib.ExitStack() as stack:
+        if request.param == "sqlite":
+            url = f"sqlite:///{root / 'store.db'}"
+        else:
+            url = stack.enter_context(pg_database())
+        engine = make_engine(url)
+        upgrade(engine)
+        sim = simulate(data / "sim", systems=3, seed=11)
+        (data / "first.jsonl").write_text(_lines(sim.responses_path, 6, 0))
+        (data / "later.jsonl").write_text(_lines(sim.responses_path, 6, 1))
+        ingest_path(engine, sim.itembank_path)
+        ingest_path(engine, data / "first.jsonl")
+        result = analyze(engine, AnalysisSettings(n_boot=20))
+        published = publish_report(engine, result.id, work / "out")
+        engine.dispose()
+        yield Audited(url, work, data, published)
+
+
+@pytest.fixture
+def audited(template: Audited, tmp_path: Path) -> Iterator[tuple]:
+    """(engine, work folder, published reports) of a fresh copy of the template store; the
+    work folder is put back as it was afterwards."""
+    with restored(template.work), store_copy(template.url, tmp_path) as url:
+        engine = make_engine(url)
+        engine.test_url = url  # type: ignore[attr-defined]
+        yield engine, template.work, template.published
+        engine.dispose()
+
+
+@pytest.fixture
+def db_url(audited: tuple) -> str:
+    """The copy's URL, for tests that go through the CLI."""
+    return audited[0].test_url
 
 
 def _body(html: str) -> str:
@@ -57,7 +99,7 @@ def test_signed_copy_shows_what_was_reviewed_after_later_analysis_and_ingest(aud
     reviewed = html_path.read_text("utf-8")
     sign_off(engine, html_id, reviewer="Ada <b>", decision="approve", comment="ok")
     # Later work on the same store: new data, a new analysis under another policy.
-    ingest_path(engine, tmp / "later.jsonl")
+    ingest_path(engine, tmp.parent / "data" / "later.jsonl")
     analyze(engine, AnalysisSettings(n_boot=30, policy=Policy(delta_pp=5.0)))
     signed = publish_report(engine, None, tmp / "out", signed=html_id)  # type: ignore[arg-type]
     copy = signed["html"][0].read_text("utf-8")

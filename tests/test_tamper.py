@@ -11,14 +11,13 @@ suite can fail.
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import PG_URL, REQUIRE_PG, _pg_admin_url
+from conftest import PG_URL, REQUIRE_PG, _pg_admin_url, restored, store_copy
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Connection, Engine, make_url
 
@@ -111,32 +110,10 @@ def signed(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Signed]
 @pytest.fixture
 def copy(signed: Signed, tmp_path: Path) -> Iterator[Engine]:
     """A fresh copy of the signed store (its report files are shared and restored)."""
-    saved = {p: p.read_bytes() for p in signed.reports.values()}
-    if signed.backend == "sqlite":
-        db = tmp_path / "copy.db"
-        shutil.copy(make_url(signed.url).database, db)
-        engine = make_engine(f"sqlite:///{db}")
+    with restored(signed.root / "reports"), store_copy(signed.url, tmp_path) as url:
+        engine = make_engine(url)
         yield engine
         engine.dispose()
-    else:
-        name = f"cuegap_copy_{uuid.uuid4().hex[:10]}"
-        source = make_url(signed.url).database
-        admin = create_engine(_pg_admin_url(), isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{source}"'))
-        engine = make_engine(
-            make_url(signed.url).set(database=name).render_as_string(hide_password=False)
-        )
-        try:
-            yield engine
-        finally:
-            engine.dispose()
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            admin.dispose()
-    for p, data in saved.items():
-        p.unlink(missing_ok=True)
-        p.write_bytes(data)
 
 
 # --------------------------------------------------------------------------- edits

@@ -331,3 +331,36 @@ def test_cli_signoff_and_verify(db_url: str, tmp_path: Path) -> None:
     res = runner.invoke(app, [*base, "verify"])
     assert res.exit_code == 1 and "is missing" in res.output
     engine.dispose()
+
+
+def test_re_ingesting_and_resolving_quarantined_lines_is_not_tampering(
+    engine, tiny_bank: Path, tmp_path: Path
+) -> None:
+    """cuegap itself moves a line quarantined again to the newer ingest pass, and resolves
+    lines stored later; the ledger follows, so verify stays intact (no false alarm), while
+    an edit of the same rows by hand is still named."""
+    from cuegap.ingest import ingest_path
+
+    responses = tmp_path / "responses.jsonl"
+    lines = [
+        '{"system": "s1", "item_bank": "tiny", "item_id": "neutral-d1", "probe": "main", '
+        '"response": "option1"}',
+        '{"system": "s1", "item_bank": "tiny", "item_id": "no-such-item", "probe": "main", '
+        '"response": "option2"}',
+        "not json",
+    ]
+    responses.write_text("\n".join(lines) + "\n")
+    ingest_path(engine, tiny_bank)
+    first = ingest_path(engine, responses)
+    assert first.quarantined == 2
+    again = ingest_path(engine, responses)  # the same lines are quarantined again
+    assert again.quarantined == 2
+    result = verify(engine)
+    assert result.ok, result.problems
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE quarantine SET reason = 'fine' WHERE line_no = 3"))
+    problems = verify(engine).problems
+    assert len(problems) == 1 and "its quarantined lines changed" in problems[0]
+    # a tampered earlier pass is not re-sealed by a later ingest of the same file
+    ingest_path(engine, responses)
+    assert any("its quarantined lines changed" in p for p in verify(engine).problems)

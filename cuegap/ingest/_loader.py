@@ -362,6 +362,9 @@ class _ResponseLoader:
         self.source = storable(str(path.resolve()))
         self.open_quarantine = False  # the file has unresolved quarantined lines
         self.seen_before = False  # an earlier pass ingested this very file
+        # Earlier passes of this file that were intact in the ledger when this one began:
+        # a line quarantined again moves to this pass, so they are sealed anew at the end.
+        self.earlier_intact: list[int] = []
 
     # -- set-up ---------------------------------------------------------------------
     def run(self, progress: Progress | None) -> IngestSummary:
@@ -457,6 +460,8 @@ class _ResponseLoader:
                 ).first()
                 is not None
             )
+            if self.seen_before:
+                self.earlier_intact = _intact_batches_with_quarantine(conn, sha)
             bank_id = None
             if info.item_bank:
                 bank_id = conn.execute(
@@ -514,6 +519,8 @@ class _ResponseLoader:
             )
             # Seal what this pass wrote (and the systems it touched) in the ledger.
             ledger.record(conn, "batch", self.batch_id)
+            for earlier in self.earlier_intact:
+                ledger.record(conn, "batch", earlier, only_if_changed=True)
             for system_id in sorted(set(self.systems.values())):
                 ledger.record(conn, "system", system_id, only_if_changed=True)
 
@@ -880,6 +887,20 @@ def _existing(conn: Connection, keys: list[str]) -> dict[str, tuple[str, int, st
         for r in conn.execute(stmt):
             out[r.response_key] = (r.content_hash, r.source_line, r.source_path, r.batch_id)
     return out
+
+
+def _intact_batches_with_quarantine(conn: Connection, sha: str) -> list[int]:
+    """Earlier batches of file ``sha`` holding quarantined lines whose content still
+    matches their ledger entry (a tampered one is left for ``cuegap verify`` to name)."""
+    ids = conn.execute(
+        select(Quarantine.batch_id).where(Quarantine.source_sha256 == sha).distinct()
+    ).scalars()
+    return [
+        b
+        for b in sorted(ids)
+        if (recorded := ledger.latest_digest(conn, "batch", b)) is not None
+        and ledger.object_digest(conn, "batch", b) == recorded
+    ]
 
 
 def _upsert_quarantine(conn: Connection) -> Any:

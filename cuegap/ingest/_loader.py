@@ -517,12 +517,10 @@ class _ResponseLoader:
                     quarantined=s.quarantined,
                 )
             )
-            # Seal what this pass wrote (and the systems it touched) in the ledger.
+            # Seal what this pass wrote in the ledger (systems are sealed as they change).
             ledger.record(conn, "batch", self.batch_id)
             for earlier in self.earlier_intact:
                 ledger.record(conn, "batch", earlier, only_if_changed=True)
-            for system_id in sorted(set(self.systems.values())):
-                ledger.record(conn, "system", system_id, only_if_changed=True)
 
     # -- look-ups -------------------------------------------------------------------
     def _bank(self, conn: Connection, name: str | None) -> tuple[int, dict[str, _ItemInfo]] | str:
@@ -615,7 +613,11 @@ class _ResponseLoader:
                 .where(System.name == name)
                 .values(provider=meta.provider, version=meta.version, meta=meta.metadata)
             )
-        return conn.execute(select(System.id).where(System.name == name)).scalar_one()
+        sid = conn.execute(select(System.id).where(System.name == name)).scalar_one()
+        # Sealed with the change itself: a crash before the pass ends leaves no system row
+        # that differs from its ledger entry.
+        ledger.record(conn, "system", sid, only_if_changed=True)
+        return sid
 
     # -- one batch ------------------------------------------------------------------
     def _quarantine(

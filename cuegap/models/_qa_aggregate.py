@@ -101,7 +101,8 @@ def qa_group_means(
     Parameters
     ----------
     system_scores : DataFrame
-        :func:`qa_system_scores` output.
+        :func:`qa_system_scores` output, or per-dimension :func:`qa_scores` output
+        (then the means are per dimension, and per subgroup if the table has one).
     groups : mapping of system to group label, optional
         E.g. ``{"Phi-4-mini": "open-weight", "GPT-5-mini": "closed"}``; every system must
         be mapped. None puts every system in one group, ``"all"``.
@@ -109,12 +110,14 @@ def qa_group_means(
     Returns
     -------
     DataFrame
-        ``group``, ``strategy``, ``cue``, ``context``, ``systems`` (how many) and the mean
+        ``group``, ``strategy``, ``cue``, ``context`` (and ``dimension``, ``subgroup`` when
+        present), ``systems`` (how many) and the mean
         of each metric over the systems where it is defined (unweighted).
     """
     _need(system_scores, SYSTEM_KEYS, "qa_group_means")
     df = system_scores.assign(group=_group_of(system_scores["system"], groups))
-    keys = ["group", "strategy", "cue", "context"]
+    extra = [k for k in ("dimension", "subgroup") if k in df.columns]
+    keys = ["group", "strategy", "cue", "context", *extra]
     grouped = df.groupby(keys, sort=True, dropna=False)
     out = grouped[_metrics_in(df)].mean()
     out.insert(0, "systems", grouped["system"].nunique())

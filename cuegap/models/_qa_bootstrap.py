@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from cuegap.models._bootstrap import _summarise, _system_rng
 from cuegap.models._qa_aggregate import BIAS_METRICS, SYSTEM_KEYS, qa_cue_gap, qa_system_scores
@@ -56,12 +57,15 @@ def _row_index(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> np.n
     return merged["_pos"].to_numpy(dtype=np.int64)
 
 
-def _nanmean_by(values: np.ndarray, member: np.ndarray) -> np.ndarray:
-    """Mean over the member rows of each output column, skipping NaN: (B, r) -> (B, k)."""
+def _nanmean_by(values: np.ndarray, member: sparse.csr_array) -> np.ndarray:
+    """Mean over the member rows of each output column, skipping NaN: (B, r) -> (B, k).
+
+    ``member`` is the sparse (k, r) indicator of which input column feeds which output.
+    """
     ok = ~np.isnan(values)
+    total = (member @ np.where(ok, values, 0.0).T).T
+    count = (member @ ok.astype(np.float64).T).T
     with np.errstate(divide="ignore", invalid="ignore"):
-        total = np.where(ok, values, 0.0) @ member
-        count = ok.astype(np.float64) @ member
         return np.where(count > 0, total / np.where(count > 0, count, 1.0), np.nan)
 
 
@@ -188,17 +192,21 @@ def qa_bootstrap(
         size = a.sum(axis=1)
         p = np.where(size[:, None] > 0, a / np.maximum(size, 1)[:, None], 1.0 / a.shape[1])
         rng = _system_rng(seed, system)
+        # Per level: the system's score rows, and a one-hot map from its cells to them.
+        maps = {}
+        for name in levels:
+            code = codes[name][take]
+            out_rows = np.unique(code)
+            member = np.zeros((len(take), len(out_rows)))
+            member[np.arange(len(take)), np.searchsorted(out_rows, code)] = 1.0
+            amb = tables[name]["context"].to_numpy()[out_rows] == "ambiguous"
+            maps[name] = (out_rows, member, amb)
         for start in range(0, n_boot, _CHUNK):
             b = min(_CHUNK, n_boot - start)
             draws = rng.multinomial(size, p, size=(b, len(take))).astype(np.float64)
-            cell_feat = np.einsum("bca,caf->bcf", draws, fmap[take])
-            for name in levels:
-                code = codes[name][take]
-                out_rows = np.unique(code)
-                local = np.searchsorted(out_rows, code)
-                feat = np.zeros((b, len(out_rows), len(FEATURES)))
-                np.add.at(feat, (slice(None), local), cell_feat)
-                amb = tables[name]["context"].to_numpy()[out_rows] == "ambiguous"
+            cell_feat = np.einsum("bca,caf->bfc", draws, fmap[take])
+            for name, (out_rows, member, amb) in maps.items():
+                feat = np.swapaxes(cell_feat @ member, 1, 2)  # (b, rows, features)
                 for m, values in metrics(feat, amb).items():
                     reps[name][m][start : start + b, out_rows] = values
 
@@ -206,8 +214,10 @@ def qa_bootstrap(
     scores = _attach(tables[main], reps[main], level)
     dim = tables["dimension"]
     sys_point = qa_system_scores(dim)
-    member = np.zeros((len(dim), len(sys_point)))
-    member[np.arange(len(dim)), _row_index(dim, sys_point, list(SYSTEM_KEYS))] = 1.0
+    target = _row_index(dim, sys_point, list(SYSTEM_KEYS))
+    member = sparse.csr_array(
+        (np.ones(len(dim)), (target, np.arange(len(dim)))), shape=(len(sys_point), len(dim))
+    )
     sys_reps = {m: _nanmean_by(reps["dimension"][m], member) for m in METRICS}
     system_scores = _attach(sys_point, sys_reps, level)
 

@@ -247,3 +247,65 @@ def test_coverage_benchmark_runs() -> None:
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     assert "90% interval coverage" in out.stdout and "s_amb " in out.stdout
+
+
+# --- template resampling -----------------------------------------------------------------
+
+
+def _templated(cue: str, template: str, counts: tuple[int, ...]) -> list[dict]:
+    return [{**r, "template": template} for r in _cell("s", cue, counts)]
+
+
+def test_template_resampling_hand_enumeration() -> None:
+    """Two templates, t1: 2 stereotypical answers, t2: 2 unknown. The resamples (t1, t1),
+    (t1, t2), (t2, t2) have probabilities 1/4, 1/2, 1/4 and s_amb 1, 1/2, 0, so the ideal
+    bootstrap SD is sqrt(2 · 1/4 · (1/2)²) = 0.3536; s_amb_raw is 1 whenever defined (SD 0;
+    undefined in (t2, t2))."""
+    rows = _templated("explicit", "t1", (2, 0, 0, 0)) + _templated("explicit", "t2", (0, 0, 2, 0))
+    boot = qa_bootstrap(pd.DataFrame(rows), n_boot=20_000, seed=4, unit="template")
+    sc = boot["scores"].iloc[0]
+    assert sc["s_amb"] == 0.5
+    assert sc["s_amb_sd"] == pytest.approx(math.sqrt(0.125), rel=0.02)
+    assert sc["s_amb_raw_sd"] == 0 and sc["s_amb_raw_low"] == 1
+
+
+def test_template_resampling_pairs_cues_that_share_templates() -> None:
+    """Identical answers per template under both cues: with shared template weights the gap
+    is 0 in every replicate (SD 0); resampling answers independently gives it spread."""
+    rows = []
+    for cue in ("explicit", "implicit"):
+        rows += _templated(cue, "t1", (6, 1, 3, 0)) + _templated(cue, "t2", (1, 2, 7, 1))
+    df = pd.DataFrame(rows)
+    paired = qa_bootstrap(df, n_boot=200, unit="template")["cue_gap"].set_index("metric")
+    assert paired.loc["s_amb", "gap"] == 0 and paired.loc["s_amb", "gap_sd"] == 0
+    answers = qa_bootstrap(df, n_boot=200)["cue_gap"].set_index("metric")
+    assert answers.loc["s_amb", "gap_sd"] > 0.05
+    point = ["system", "strategy", "context", "metric", "explicit", "implicit", "gap"]
+    pd.testing.assert_frame_equal(paired.reset_index()[point], answers.reset_index()[point])
+
+
+def test_template_resampling_sees_heterogeneity() -> None:
+    """40 templates, half answering stereotypically 9 times in 10, half never: the answers
+    within a cell are not exchangeable, so the answer bootstrap (which assumes they are)
+    gives a narrower s_amb interval than the template bootstrap. There s_amb = 9k/400 with
+    k ~ Binomial(40, 1/2) stereotyping templates drawn, SD 9·sqrt(10)/400 = 0.071."""
+    rows = []
+    for t in range(40):
+        counts = (9, 0, 1, 0) if t % 2 else (0, 0, 10, 0)
+        rows += _templated("explicit", f"t{t}", counts)
+    df = pd.DataFrame(rows)
+    tmpl = qa_bootstrap(df, n_boot=2000, unit="template")["scores"].iloc[0]
+    ans = qa_bootstrap(df, n_boot=2000)["scores"].iloc[0]
+    assert tmpl["s_amb_sd"] == pytest.approx(9 * math.sqrt(10) / 400, rel=0.1)
+    assert tmpl["s_amb_sd"] > 1.5 * ans["s_amb_sd"]
+
+
+def test_template_unit_needs_the_column() -> None:
+    """unit='template' without a template column, or with a missing template, is refused."""
+    rows = pd.DataFrame(_cell("s", "explicit", (3, 1, 0, 0)))
+    with pytest.raises(ValueError, match="needs a 'template' column"):
+        qa_bootstrap(rows, unit="template")
+    with pytest.raises(ValueError, match="column 'template': missing"):
+        qa_bootstrap(rows.assign(template=None), unit="template")
+    with pytest.raises(ValueError, match="unit must be"):
+        qa_bootstrap(rows, unit="item")  # type: ignore[arg-type]

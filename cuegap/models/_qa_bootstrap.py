@@ -1,13 +1,19 @@
 r"""Bootstrap intervals for the QA scores, the system scores and the explicit-implicit gap.
 
-The count table carries no item or template identifier, so the resampling unit is the
-answer within a cell: each cell (system, strategy, cue, context, dimension, subgroup,
-polarity, gold) is redrawn as a multinomial sample of its own size from its observed
-answer shares (target, non-target, unknown, unparsable). That is the parametric
-bootstrap of a model where the answers to the items of a cell are exchangeable: it
-captures the sampling noise of the answers, not extra variation between templates of the
-same cell; if templates differ, the intervals are too narrow (see the module notes of
-:mod:`cuegap.models.qa`).
+Two resampling units:
+
+* ``unit="answer"`` (default; the count table of the input contract carries no item or
+  template identifier): each cell (system, strategy, cue, context, dimension, subgroup,
+  polarity, gold) is redrawn as a multinomial sample of its own size from its observed
+  answer shares (target, non-target, unknown, unparsable). That is the parametric
+  bootstrap of a model where the answers within a cell are exchangeable: it captures the
+  sampling noise of the answers, not extra variation between templates of the same cell,
+  so with heterogeneous templates its intervals are too narrow.
+* ``unit="template"`` (when the counts also carry a ``template`` column): templates are
+  resampled with replacement within each system, one set of weights per system shared by
+  every strategy, cue and context (as the dilemma bootstrap resamples dilemmas), so
+  between-template variation is in the intervals and gaps between settings that share
+  templates are paired.
 
 Replicates reuse the point-estimate code (:func:`~cuegap.models._qa_scores.metrics`) on
 resampled feature counts, and the percentile summary and per-system random streams of the
@@ -15,6 +21,9 @@ dilemma bootstrap (:mod:`cuegap.models._bootstrap`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -98,6 +107,37 @@ def _gap_table(gaps: pd.DataFrame, reps: np.ndarray, level: float, delta: float)
     return out
 
 
+def _replicates(
+    answers: np.ndarray,
+    fmap: np.ndarray,
+    units: pd.DataFrame,
+    take: np.ndarray,
+    rng: np.random.Generator,
+    n_boot: int,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """Chunks of replicate feature counts of one system's units: (start, (b, 7, u)).
+
+    Without a ``template`` column in ``units``, each unit (cell) is redrawn as a
+    multinomial sample of its answers; with one, templates are resampled with replacement
+    and a unit's counts enter a replicate as often as its template was drawn.
+    """
+    base = np.einsum("ca,caf->fc", answers.astype(np.float64), fmap)  # (7, u)
+    if "template" in units.columns:
+        _, tcode = np.unique(units["template"].to_numpy()[take].astype(str), return_inverse=True)
+        n_t = int(tcode.max()) + 1
+        for start in range(0, n_boot, _CHUNK):
+            b = min(_CHUNK, n_boot - start)
+            weights = rng.multinomial(n_t, np.full(n_t, 1.0 / n_t), size=b).astype(np.float64)
+            yield start, weights[:, None, tcode] * base[None]
+        return
+    size = answers.sum(axis=1)
+    p = np.where(size[:, None] > 0, answers / np.maximum(size, 1)[:, None], 0.25)
+    for start in range(0, n_boot, _CHUNK):
+        b = min(_CHUNK, n_boot - start)
+        draws = rng.multinomial(size, p, size=(b, len(size))).astype(np.float64)
+        yield start, np.einsum("bca,caf->bfc", draws, fmap)
+
+
 def _check(n_boot: object, level: object, delta: object) -> None:
     if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 2:
         raise ValueError(f"n_boot must be an integer >= 2, but got {n_boot!r}")
@@ -115,6 +155,7 @@ def qa_bootstrap(
     level: float = 0.9,
     delta: float = 0.05,
     by_subgroup: bool = False,
+    unit: Literal["answer", "template"] = "answer",
 ) -> dict[str, pd.DataFrame]:
     r"""Percentile intervals and verdict probabilities for every QA table.
 
@@ -136,6 +177,8 @@ def qa_bootstrap(
     by_subgroup : bool, default False
         Give the ``"scores"`` table per subgroup as well (system scores always average the
         per-dimension scores).
+    unit : {"answer", "template"}, default "answer"
+        Resampling unit (module docstring); ``"template"`` needs a ``template`` column.
 
     Returns
     -------
@@ -159,8 +202,12 @@ def qa_bootstrap(
 
     Notes
     -----
-    For cell *c* with answer counts :math:`a_c` (:math:`n_c = \sum a_c`), replicate *b*
-    draws :math:`a^{(b)}_c \sim \mathrm{Multinomial}(n_c, a_c / n_c)` independently per cell.
+    With ``unit="answer"``, for cell *c* with answer counts :math:`a_c`
+    (:math:`n_c = \sum a_c`), replicate *b* draws
+    :math:`a^{(b)}_c \sim \mathrm{Multinomial}(n_c, a_c / n_c)` independently per cell. With
+    ``unit="template"``, a system's *T* templates get weights
+    :math:`w_b \sim \mathrm{Multinomial}(T, (1/T, \dots, 1/T))` and
+    :math:`a^{(b)}_c = \sum_t w_{bt} a_{ct}`.
     Everything downstream (feature counts, the six metrics, the means over dimensions, the
     gap with its sign convention) is recomputed from :math:`a^{(b)}` with the point-estimate
     code. A statistic undefined in a replicate (e.g. no non-unknown answers drawn) is left
@@ -168,9 +215,17 @@ def qa_bootstrap(
     :func:`qa_verdicts` uses them when its δ equals ``delta``.
     """
     _check(n_boot, level, delta)
+    if unit not in ("answer", "template"):
+        raise ValueError(f"unit must be 'answer' or 'template', but got {unit!r}")
     df = check_counts(counts)
     if df.empty:
         raise ValueError("counts is empty: there is nothing to resample")
+    if unit == "template":
+        if "template" not in df.columns:
+            raise ValueError("unit='template' needs a 'template' column in the counts")
+        if df["template"].isna().any():
+            row = df.index[df["template"].isna()][0]
+            raise ValueError(f"qa counts: row {row!r}, column 'template': missing value")
     cells = cell_table(df)
     answers = cells[list(ANSWERS)].to_numpy(dtype=np.int64)
     fmap = feature_matrix(cells["polarity"].to_numpy(), cells["gold"].to_numpy())
@@ -185,30 +240,28 @@ def qa_bootstrap(
         tables[name], codes[name] = assemble(rows, feat), code
         reps[name] = {m: np.full((n_boot, len(rows)), np.nan) for m in METRICS}
 
-    systems = cells["system"].to_numpy()
+    units = cells if unit == "answer" else cell_table(df, ["template"])
+    u_answers = units[list(ANSWERS)].to_numpy(dtype=np.int64)
+    u_fmap = feature_matrix(units["polarity"].to_numpy(), units["gold"].to_numpy())
+    u_codes = {name: _row_index(units, tables[name], keys) for name, keys in levels.items()}
+    systems = units["system"].to_numpy()
     for system in sorted(pd.unique(systems), key=str):
         take = np.flatnonzero(systems == system)
-        a = answers[take]
-        size = a.sum(axis=1)
-        p = np.where(size[:, None] > 0, a / np.maximum(size, 1)[:, None], 1.0 / a.shape[1])
         rng = _system_rng(seed, system)
-        # Per level: the system's score rows, and a one-hot map from its cells to them.
+        # Per level: the system's score rows, and a one-hot map from its units to them.
         maps = {}
         for name in levels:
-            code = codes[name][take]
+            code = u_codes[name][take]
             out_rows = np.unique(code)
             member = np.zeros((len(take), len(out_rows)))
             member[np.arange(len(take)), np.searchsorted(out_rows, code)] = 1.0
             amb = tables[name]["context"].to_numpy()[out_rows] == "ambiguous"
             maps[name] = (out_rows, member, amb)
-        for start in range(0, n_boot, _CHUNK):
-            b = min(_CHUNK, n_boot - start)
-            draws = rng.multinomial(size, p, size=(b, len(take))).astype(np.float64)
-            cell_feat = np.einsum("bca,caf->bfc", draws, fmap[take])
+        for start, feats in _replicates(u_answers[take], u_fmap[take], units, take, rng, n_boot):
             for name, (out_rows, member, amb) in maps.items():
-                feat = np.swapaxes(cell_feat @ member, 1, 2)  # (b, rows, features)
+                feat = np.swapaxes(feats @ member, 1, 2)  # (b, rows, features)
                 for m, values in metrics(feat, amb).items():
-                    reps[name][m][start : start + b, out_rows] = values
+                    reps[name][m][start : start + len(feat), out_rows] = values
 
     main = "subgroup" if by_subgroup else "dimension"
     scores = _attach(tables[main], reps[main], level)

@@ -195,14 +195,16 @@ def check_counts(counts: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def cell_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Collapse a validated count table to one row per :data:`CELL` with one column per answer."""
+def cell_table(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
+    """Collapse a validated count table to one row per :data:`CELL` (and ``extra`` columns,
+    e.g. ``template``) with one column per answer."""
+    index = [*CELL, *extra]
     wide = df.pivot_table(
-        index=list(CELL), columns="answer", values="n", aggfunc="sum", fill_value=0, observed=True
+        index=index, columns="answer", values="n", aggfunc="sum", fill_value=0, observed=True
     )
     wide = wide.reindex(columns=list(ANSWERS), fill_value=0).reset_index()
     wide.columns.name = None
-    return wide.sort_values(list(CELL), kind="stable", key=_sort_key).reset_index(drop=True)
+    return wide.sort_values(index, kind="stable", key=_sort_key).reset_index(drop=True)
 
 
 def _sort_key(col: pd.Series) -> pd.Series:

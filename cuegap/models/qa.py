@@ -25,7 +25,9 @@ answer          ``target``, ``non_target``, ``unknown`` or ``unparsable``
 n               number of responses (a non-negative integer)
 ==============  =======================================================================
 
-Repeated rows are summed. Bad values raise ``ValueError`` naming the row and column.
+Optional: ``template`` (template or source id) for :func:`qa_bootstrap`'s
+``unit="template"``; the scores sum over it. Repeated rows are summed. Bad values raise
+``ValueError`` naming the row and column.
 
 Formulas (per system × strategy × cue × context × dimension [× subgroup])
 -------------------------------------------------------------------------
@@ -66,9 +68,11 @@ accuracies explicit − implicit, bias scores implicit − explicit (:func:`qa_c
 
 Uncertainty
 -----------
-:func:`qa_bootstrap` resamples answers within cells (multinomial); the count table has no
-template identifier, so templates cannot be resampled and between-template variation is
-not in the intervals. :func:`qa_verdicts` turns the bootstrap gap into verdicts.
+:func:`qa_bootstrap` resamples answers within cells (multinomial) by default: the count
+table of the contract has no template identifier, and this bootstrap leaves
+between-template variation out of the intervals. When the counts also carry a
+``template`` column (one more GROUP BY key), ``unit="template"`` resamples templates
+within each system instead. :func:`qa_verdicts` turns the bootstrap gap into verdicts.
 """
 
 from __future__ import annotations

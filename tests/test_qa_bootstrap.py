@@ -215,13 +215,15 @@ def test_verdict_inconclusive_cases() -> None:
     table = _gap_table(a=(np.nan, np.nan, np.nan), b=(0.3, 0.99, 0.0))
     v = qa_verdicts(table, min_parsable=450).set_index("system")
     assert v.loc["a", "verdict"] == "inconclusive" and "no s_amb gap" in v.loc["a", "reason"]
+    assert "a cue side has no parsable answers" in v.loc["a", "reason"]
     assert v.loc["b", "verdict"] == "inconclusive"
     assert "only 400 parsable answers" in v.loc["b", "reason"]
     plain = _gap_table(b=(0.3, 0.99, 0.0))[["system", "strategy", "context", "metric", "gap"]]
     v = qa_verdicts(plain).iloc[0]
     assert v["verdict"] == "inconclusive" and "no uncertainty estimate" in v["reason"]
     other = qa_verdicts(_gap_table(b=(0.3, 0.99, 0.0)), strategy="cot").iloc[0]
-    assert other["verdict"] == "inconclusive" and "under cot" in other["reason"]
+    assert other["verdict"] == "inconclusive"
+    assert "under cot: the system has no explicit/implicit pair" in other["reason"]
     with pytest.raises(ValueError, match="probability"):
         qa_verdicts(table, probability=0.4)
 

@@ -96,14 +96,13 @@ def qa_verdicts(
         row = dict.fromkeys(_COLUMNS, np.nan)
         row.update(system=system, strategy=strategy, source="none")
         if system not in sub.index or not math.isfinite(sub.loc[system, "gap"]):
-            rows.append(
-                {
-                    **row,
-                    "verdict": "inconclusive",
-                    "reason": f"no {metric} gap under {strategy}: a cue side has no "
-                    "parsable answers",
-                }
+            why = (
+                "the system has no explicit/implicit pair of this strategy"
+                if system not in sub.index
+                else "a cue side has no parsable answers"
             )
+            reason = f"no {metric} gap under {strategy}: {why}"
+            rows.append({**row, "verdict": "inconclusive", "reason": reason})
             continue
         e = sub.loc[system]
         gap = float(e["gap"])

@@ -28,6 +28,17 @@ from cuegap.models._systems import (
     rankings,
 )
 from cuegap.models._verdict import VERDICTS, gap_probabilities, verdicts
+from cuegap.models.qa import (
+    QA_METRICS,
+    qa_bootstrap,
+    qa_controls,
+    qa_cue_gap,
+    qa_group_means,
+    qa_mitigation,
+    qa_scores,
+    qa_system_scores,
+    qa_verdicts,
+)
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -35,6 +46,7 @@ __all__ = [
     "METHODS",
     "MODEL_VERSION",
     "PRIORS",
+    "QA_METRICS",
     "VERDICTS",
     "BayesFit",
     "GapRegression",
@@ -60,6 +72,14 @@ __all__ = [
     "load_policy",
     "macro_average",
     "prior_predictive",
+    "qa_bootstrap",
+    "qa_controls",
+    "qa_cue_gap",
+    "qa_group_means",
+    "qa_mitigation",
+    "qa_scores",
+    "qa_system_scores",
+    "qa_verdicts",
     "rankings",
     "recovery_accuracy",
     "status_bias",

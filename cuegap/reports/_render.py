@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
@@ -24,6 +24,9 @@ from cuegap._files import write_new_files
 from cuegap.reports._build import ReportData
 from cuegap.reports._context import report_context, signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher
+
+if TYPE_CHECKING:
+    from cuegap.reports._qa_report import QAReportData
 
 Format = Literal["html", "pdf"]
 FORMATS: tuple[Format, ...] = ("html", "pdf")
@@ -111,7 +114,16 @@ def content_hash(html: str) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def render_html(data: ReportData, *, now: datetime | None = None) -> RenderedReport:
+def _design_context(data: ReportData | QAReportData) -> tuple[dict[str, Any], str]:
+    """The template context and top-level template of a report's study design."""
+    if getattr(data, "design", "dilemma") == "qa":
+        from cuegap.reports._qa_report import qa_report_context
+
+        return qa_report_context(data), "qa_report.html.j2"  # type: ignore[arg-type]
+    return report_context(data), "report.html.j2"  # type: ignore[arg-type]
+
+
+def render_html(data: ReportData | QAReportData, *, now: datetime | None = None) -> RenderedReport:
     """Render the report to one self-contained HTML document.
 
     Parameters
@@ -125,12 +137,12 @@ def render_html(data: ReportData, *, now: datetime | None = None) -> RenderedRep
     -------
     RenderedReport
     """
-    ctx = report_context(data)
+    ctx, template_name = _design_context(data)
     ctx.update({k.replace("-", "_"): _PLACEHOLDER.format(k) for k in _MARKERS})
     # The package's own stylesheet, trusted: autoescaped, its quotes became &#34; inside
     # <style> (raw text in HTML), which broke the page-number and report-id rules.
     ctx["css"] = Markup((TEMPLATES_DIR / "report.css").read_text(encoding="utf-8"))
-    template = environment().get_template("report.html.j2")
+    template = environment().get_template(template_name)
     canonical = template.render(ctx)
     digest = content_hash(canonical)
     report_id = f"CG-{data.analysis_id}-{digest[:12]}"

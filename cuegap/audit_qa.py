@@ -1,0 +1,177 @@
+"""Orchestration of the QA design (seed 001): store → counts → statistics → stored tables.
+
+The QA counterpart of :mod:`cuegap.audit` (the dilemma design). One snapshot of the store
+is aggregated in SQL (:func:`cuegap.schema.qa_counts`, one row per system × strategy × cue
+× context × dimension × subgroup × polarity × gold × answer), so the cost does not grow
+with the number of responses; :mod:`cuegap.models` computes seed 001's scores, the
+bootstrap and the verdicts; everything is stored as one analysis of kind ``qa`` and sealed
+in the ledger like every other analysis.
+
+Tables (names are part of the interface; ``cuegap export NAME`` works for each):
+``qa_scores``, ``qa_system_scores``, ``qa_cue_gap``, ``qa_dimension_gap``, ``qa_controls``,
+``qa_mitigation`` and ``verdicts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+
+from cuegap import models
+from cuegap.audit import _frame_digest, find_analysis, save_analysis
+from cuegap.models import Policy
+
+KIND = "qa"
+DESCRIPTIONS = {
+    "qa_scores": "Seed 001 §4.2 scores per system × strategy × cue × context × dimension, "
+    "with bootstrap intervals",
+    "qa_system_scores": "Scores per system × strategy × cue: unweighted means over dimensions",
+    "qa_cue_gap": "Explicit vs implicit per system, strategy and metric (positive = looks "
+    "fairer when the identity is stated)",
+    "qa_dimension_gap": "The explicit vs implicit gap per dimension",
+    "qa_controls": "Accuracy under control cues (neutral cues, no cues)",
+    "qa_mitigation": "Bias reduction of each prompting strategy against zero-shot",
+    "verdicts": "Flagged / passed / inconclusive per system, with the reason",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class QASettings:
+    """How a QA analysis is run.
+
+    Attributes
+    ----------
+    policy : Policy
+        ``probability`` and ``min_parsable`` are used; δ is ``delta`` below.
+    delta : float
+        Practical threshold on the bias-score scale (−1…1) for the ambiguous bias gap.
+    strategy : str
+        The prompting strategy whose gap decides the verdict.
+    n_boot, seed : int
+        Bootstrap replicates and seed.
+    """
+
+    policy: Policy = field(default_factory=Policy)
+    delta: float = 0.05
+    strategy: str = "zero-shot"
+    n_boot: int = 1000
+    seed: int = 2026
+
+    def __post_init__(self) -> None:
+        if not 0 < self.delta <= 1:
+            raise ValueError(f"--qa-delta should be in (0, 1] but got {self.delta}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form, stored with the analysis."""
+        out = asdict(self)
+        out["policy"] = self.policy.to_dict()
+        out["design"] = KIND
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class QAResult:
+    """A stored QA analysis."""
+
+    id: int
+    data_fingerprint: str
+    tables: dict[str, pd.DataFrame]
+    reused: bool
+
+
+def qa_tables(counts: pd.DataFrame, settings: QASettings) -> dict[str, pd.DataFrame]:
+    """Every QA result table from a count table (pure; no store).
+
+    Parameters
+    ----------
+    counts : DataFrame
+        :func:`cuegap.schema.qa_counts`'s table.
+    settings : QASettings
+
+    Returns
+    -------
+    dict of str to DataFrame
+    """
+    boot = models.qa_bootstrap(
+        counts, n_boot=settings.n_boot, seed=settings.seed, delta=settings.delta
+    )
+    system_scores = boot["system_scores"]
+    strategies = set(system_scores["strategy"]) if not system_scores.empty else set()
+    mitigation = (
+        models.qa_mitigation(system_scores, baseline=settings.strategy)
+        if settings.strategy in strategies and len(strategies) > 1
+        else pd.DataFrame()
+    )
+    verdicts = models.qa_verdicts(
+        boot["cue_gap"],
+        delta=settings.delta,
+        probability=settings.policy.probability,
+        strategy=settings.strategy,
+        min_parsable=settings.policy.min_parsable,
+    )
+    return {
+        "qa_scores": boot["scores"],
+        "qa_system_scores": system_scores,
+        "qa_cue_gap": boot["cue_gap"],
+        "qa_dimension_gap": boot["dimension_gap"],
+        "qa_controls": models.qa_controls(system_scores),
+        "qa_mitigation": mitigation,
+        "verdicts": verdicts,
+    }
+
+
+def analyze_qa(
+    engine: Engine,
+    settings: QASettings | None = None,
+    *,
+    force: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> QAResult:
+    """Analyse the QA responses of a store and store the tables (reused when the data and
+    settings are unchanged, unless ``force``).
+
+    Raises
+    ------
+    ValueError
+        When the store holds no QA responses.
+    """
+    from cuegap.schema import qa_counts, read_snapshot
+
+    settings = settings or QASettings()
+    say = progress or (lambda _msg: None)
+    say("reading QA count tables from the store")
+    with read_snapshot(engine) as conn:
+        counts = qa_counts(conn)
+    if counts.empty:
+        raise ValueError(
+            "the store holds no QA responses: ingest a QA item bank and its results first"
+        )
+    fingerprint = _frame_digest(counts)
+    stored = settings.to_dict()
+    if not force:
+        found = find_analysis(engine, kind=KIND, data_fingerprint=fingerprint, settings=stored)
+        if found is not None:
+            from cuegap.audit import load_table
+
+            tables = {name: load_table(engine, name, found) for name in DESCRIPTIONS}
+            return QAResult(found, fingerprint, tables, reused=True)
+    say(f"scores and {settings.n_boot} bootstrap replicates")
+    tables = qa_tables(counts, settings)
+    systems = {
+        str(s): _frame_digest(counts[counts["system"] == s]) for s in sorted(counts["system"])
+    }
+    analysis_id = save_analysis(
+        engine,
+        kind=KIND,
+        status="ok",
+        data_fingerprint=fingerprint,
+        system_fingerprints=systems,
+        settings=stored,
+        tables=tables,
+        descriptions=DESCRIPTIONS,
+    )
+    return QAResult(analysis_id, fingerprint, tables, reused=False)

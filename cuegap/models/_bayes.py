@@ -227,42 +227,61 @@ def _tidy_idata(raw: az.InferenceData, data: BayesData, settings: dict) -> az.In
     return idata
 
 
-def _gate(idata: az.InferenceData, data: BayesData, min_ess: float, max_rhat: float) -> dict:
-    """r-hat, bulk and tail ESS over all parameters and the macro gaps; divergences."""
+def gate_summary(ds: Any, divergences: int, min_ess: float, max_rhat: float) -> dict:
+    """The convergence gate over every variable of a posterior dataset.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Draws with ``chain`` and ``draw`` dimensions (parameters and derived quantities).
+    divergences : int
+        Divergent transitions of the fit.
+    min_ess, max_rhat : float
+        The thresholds.
+
+    Returns
+    -------
+    dict
+        ``r_hat_max``, ``ess_bulk_min``, ``ess_tail_min``, ``divergences``, ``passed`` and
+        ``reason`` ("ok" or why it failed).
+    """
     import arviz as az
     import xarray as xr
-
-    post = idata.posterior
-    gaps = macro_gap_draws(post, data)  # (chain, draw, system)
-    ds = post.assign(macro_gap=xr.DataArray(gaps, dims=("chain", "draw", "system")))
-    rhat = az.rhat(ds)
-    ess_b = az.ess(ds, method="bulk")
-    ess_t = az.ess(ds, method="tail")
 
     def extreme(d: xr.Dataset, fn) -> float:
         vals = np.concatenate([np.ravel(d[v].values) for v in d.data_vars])
         vals = vals[np.isfinite(vals)]
         return float(fn(vals)) if len(vals) else float("nan")
 
-    r = extreme(rhat, np.max)
-    eb = extreme(ess_b, np.min)
-    et = extreme(ess_t, np.min)
-    div = int(np.asarray(idata.sample_stats["diverging"]).sum())
+    r = extreme(az.rhat(ds), np.max)
+    eb = extreme(az.ess(ds, method="bulk"), np.min)
+    et = extreme(az.ess(ds, method="tail"), np.min)
     reasons = []
     if not np.isfinite(r) or r > max_rhat:
         reasons.append(f"max r-hat {r:.3f} > {max_rhat}")
     if not np.isfinite(eb) or eb < min_ess:
         reasons.append(f"min bulk ESS {eb:.0f} < {min_ess:g}")
-    if div > GATE["divergences_max"]:
-        reasons.append(f"{div} divergent transitions")
+    if divergences > GATE["divergences_max"]:
+        reasons.append(f"{divergences} divergent transitions")
     return {
         "r_hat_max": r,
         "ess_bulk_min": eb,
         "ess_tail_min": et,
-        "divergences": div,
+        "divergences": int(divergences),
         "passed": not reasons,
         "reason": "; ".join(reasons) or "ok",
     }
+
+
+def _gate(idata: az.InferenceData, data: BayesData, min_ess: float, max_rhat: float) -> dict:
+    """r-hat, bulk and tail ESS over all parameters and the macro gaps; divergences."""
+    import xarray as xr
+
+    post = idata.posterior
+    gaps = macro_gap_draws(post, data)  # (chain, draw, system)
+    ds = post.assign(macro_gap=xr.DataArray(gaps, dims=("chain", "draw", "system")))
+    div = int(np.asarray(idata.sample_stats["diverging"]).sum())
+    return gate_summary(ds, div, min_ess, max_rhat)
 
 
 def fit_bayes(

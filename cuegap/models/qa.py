@@ -84,6 +84,13 @@ from cuegap.models._qa_aggregate import (
     qa_mitigation,
     qa_system_scores,
 )
+from cuegap.models._qa_bayes import (
+    QA_MODEL_VERSION,
+    QABayesFit,
+    fit_qa_bayes,
+    qa_bayes_tables,
+    qa_bayes_verdicts,
+)
 from cuegap.models._qa_bootstrap import qa_bootstrap
 from cuegap.models._qa_scores import METRICS as QA_METRICS
 from cuegap.models._qa_scores import qa_scores
@@ -91,6 +98,11 @@ from cuegap.models._qa_verdict import qa_verdicts
 
 __all__ = [
     "QA_METRICS",
+    "QA_MODEL_VERSION",
+    "QABayesFit",
+    "fit_qa_bayes",
+    "qa_bayes_tables",
+    "qa_bayes_verdicts",
     "qa_bootstrap",
     "qa_controls",
     "qa_cue_gap",

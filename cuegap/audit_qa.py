@@ -19,11 +19,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap import models
-from cuegap.audit import _frame_digest, find_analysis, save_analysis
+from cuegap.audit import BayesSettings, _frame_digest, find_analysis, load_table, save_analysis
 from cuegap.models import Policy
+from cuegap.schema import AnalysisTable
 
 KIND = "qa"
 DESCRIPTIONS = {
@@ -124,6 +126,40 @@ def qa_tables(counts: pd.DataFrame, settings: QASettings) -> dict[str, pd.DataFr
     }
 
 
+def _read_counts(engine: Engine, say: Callable[[str], None]) -> tuple[pd.DataFrame, str]:
+    """The QA count table of one snapshot of the store, and its fingerprint."""
+    from cuegap.schema import qa_counts, read_snapshot
+
+    say("reading QA count tables from the store")
+    with read_snapshot(engine) as conn:
+        counts = qa_counts(conn)
+    if counts.empty:
+        raise ValueError(
+            "the store holds no QA responses: ingest a QA item bank and its results first"
+        )
+    return counts, _frame_digest(counts)
+
+
+def _system_fingerprints(counts: pd.DataFrame) -> dict[str, str]:
+    return {
+        str(s): _frame_digest(counts[counts["system"] == s]) for s in sorted(set(counts["system"]))
+    }
+
+
+def _reuse(engine: Engine, kind: str, fingerprint: str, stored: dict, names) -> QAResult | None:
+    found = find_analysis(engine, kind=kind, data_fingerprint=fingerprint, settings=stored)
+    if found is None:
+        return None
+    with engine.connect() as conn:
+        have = set(
+            conn.execute(
+                select(AnalysisTable.name).where(AnalysisTable.analysis_id == found)
+            ).scalars()
+        )
+    tables = {name: load_table(engine, name, found) for name in names if name in have}
+    return QAResult(found, fingerprint, tables, reused=True)
+
+
 def analyze_qa(
     engine: Engine,
     settings: QASettings | None = None,
@@ -139,39 +175,95 @@ def analyze_qa(
     ValueError
         When the store holds no QA responses.
     """
-    from cuegap.schema import qa_counts, read_snapshot
-
     settings = settings or QASettings()
     say = progress or (lambda _msg: None)
-    say("reading QA count tables from the store")
-    with read_snapshot(engine) as conn:
-        counts = qa_counts(conn)
-    if counts.empty:
-        raise ValueError(
-            "the store holds no QA responses: ingest a QA item bank and its results first"
-        )
-    fingerprint = _frame_digest(counts)
+    counts, fingerprint = _read_counts(engine, say)
     stored = settings.to_dict()
-    if not force:
-        found = find_analysis(engine, kind=KIND, data_fingerprint=fingerprint, settings=stored)
-        if found is not None:
-            from cuegap.audit import load_table
-
-            tables = {name: load_table(engine, name, found) for name in DESCRIPTIONS}
-            return QAResult(found, fingerprint, tables, reused=True)
+    if not force and (found := _reuse(engine, KIND, fingerprint, stored, DESCRIPTIONS)):
+        say("unchanged data and settings: reusing the stored QA analysis")
+        return found
     say(f"scores and {settings.n_boot} bootstrap replicates")
     tables = qa_tables(counts, settings)
-    systems = {
-        str(s): _frame_digest(counts[counts["system"] == s]) for s in sorted(counts["system"])
-    }
     analysis_id = save_analysis(
         engine,
         kind=KIND,
         status="ok",
         data_fingerprint=fingerprint,
-        system_fingerprints=systems,
+        system_fingerprints=_system_fingerprints(counts),
         settings=stored,
         tables=tables,
         descriptions=DESCRIPTIONS,
     )
     return QAResult(analysis_id, fingerprint, tables, reused=False)
+
+
+BAYES_KIND = "qa_bayesian"
+BAYES_DESCRIPTIONS = {
+    "qa_bayes_scores": "Posterior ambiguous accuracy and bias scores per system and cue",
+    "qa_bayes_gap": "Posterior S_amb gap (implicit - explicit) per system, P(gap > δ), "
+    "P(|gap| < δ) and rank intervals",
+    "qa_bayes_diagnostics": "Sampling attempts: r-hat, bulk ESS, divergences, gate",
+    "verdicts": "Flagged / passed / inconclusive per system from the posterior",
+}
+
+
+def analyze_qa_bayes(
+    engine: Engine,
+    settings: QASettings | None = None,
+    bayes: BayesSettings | None = None,
+    *,
+    force: bool = False,
+    progress: Callable[[str], None] | None = None,
+    sampler_progress: bool = False,
+) -> QAResult:
+    """Fit the QA hierarchical Bayesian model (:func:`cuegap.models.fit_qa_bayes`) and
+    store its tables, gated verdicts and InferenceData as an analysis of kind
+    ``qa_bayesian`` (reused when the data and settings are unchanged).
+
+    A fit that fails the convergence gate is stored with status ``not_converged`` and all
+    its verdicts are inconclusive, with the reason.
+    """
+    settings = settings or QASettings()
+    b = bayes or BayesSettings()
+    say = progress or (lambda _msg: None)
+    counts, fingerprint = _read_counts(engine, say)
+    stored = {**settings.to_dict(), "bayes": b.to_dict(), "model_version": models.QA_MODEL_VERSION}
+    if not force and (found := _reuse(engine, BAYES_KIND, fingerprint, stored, BAYES_DESCRIPTIONS)):
+        say("unchanged data and settings: reusing the stored QA Bayesian fit")
+        return found
+    say(f"sampling ({b.sampler}, {b.chains} chains x {b.draws} draws)")
+    fit = models.fit_qa_bayes(
+        counts, strategy=settings.strategy, draws=b.draws, tune=b.tune, chains=b.chains,
+        seed=b.seed, sampler=b.sampler, progress=sampler_progress,
+    )  # fmt: skip
+    say("posterior summaries and verdicts")
+    tables = models.qa_bayes_tables(fit, delta=settings.delta)
+    tables["qa_bayes_diagnostics"] = fit.diagnostics
+    tables["verdicts"] = models.qa_bayes_verdicts(
+        fit, tables["qa_bayes_gap"], delta=settings.delta,
+        probability=settings.policy.probability, min_parsable=settings.policy.min_parsable,
+    )  # fmt: skip
+    analysis_id = save_analysis(
+        engine,
+        kind=BAYES_KIND,
+        status="ok" if fit.converged else "not_converged",
+        data_fingerprint=fingerprint,
+        system_fingerprints=_system_fingerprints(counts),
+        settings=stored,
+        tables=tables,
+        descriptions=BAYES_DESCRIPTIONS,
+        message=fit.message,
+        artifacts={"idata": (models.idata_to_bytes(_slim(fit.idata)), "application/x-netcdf")},
+    )
+    return QAResult(analysis_id, fingerprint, tables, reused=False)
+
+
+def _slim(idata: Any) -> Any:
+    """The posterior's cell logits and hyperparameters, and the divergences: what the
+    stored tables are derived from."""
+    import arviz as az
+
+    post = idata.posterior
+    keep = [v for v in post.data_vars if not str(v).startswith("z_cell_")]
+    stats = idata.sample_stats[["diverging"]]
+    return az.InferenceData(posterior=post[keep], sample_stats=stats)

@@ -51,6 +51,10 @@ class QAReportData:
         The analysis's tables (``qa_scores``, ``qa_system_scores``, ``qa_cue_gap``, …).
     provenance : Provenance
         Item banks, ingest passes and quarantine counts of the store.
+    bayes : dict of str to DataFrame or None
+        The tables of the newest converged Bayesian fit of the same data and settings.
+    bayes_note : str
+        Why there are no Bayesian results, when there are none.
     signoffs : list of dict
         Sign-off records to print; empty gives blank lines.
     changes : DataFrame or None
@@ -66,6 +70,10 @@ class QAReportData:
     versions: dict[str, str]
     tables: dict[str, pd.DataFrame]
     provenance: Provenance
+    bayes: dict[str, pd.DataFrame] | None = None
+    bayes_note: str = (
+        "no Bayesian fit of this data and policy is stored (cuegap analyze --design qa --bayes)"
+    )
     signoffs: list[dict[str, Any]] = field(default_factory=list)
     changes: pd.DataFrame | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
@@ -108,6 +116,7 @@ def build_qa_report(
         raise ValueError(f"{which}; run cuegap analyze --design qa")
     say("reading result tables")
     tables = _load_tables(engine, row.id)
+    bayes, note = _bayes(engine, row)
     say("reading provenance")
     with read_snapshot(engine) as conn:
         prov = provenance(conn)
@@ -121,8 +130,32 @@ def build_qa_report(
         versions=dict(sorted(versions.items())),
         tables=tables,
         provenance=prov,
+        bayes=bayes,
+        bayes_note=note,
         signoffs=[dict(s) for s in (signoffs or [])],
     )
+
+
+_FIT_KEYS = ("delta", "strategy", "policy")
+
+
+def _bayes(engine: Engine, row: Any) -> tuple[dict[str, pd.DataFrame] | None, str]:
+    """The newest Bayesian fit of the same data and verdict settings, or why there is none."""
+    with engine.connect() as conn:
+        fits = conn.execute(
+            select(Analysis.id, Analysis.status, Analysis.settings, Analysis.message)
+            .where(
+                Analysis.kind == "qa_bayesian", Analysis.data_fingerprint == row.data_fingerprint
+            )
+            .order_by(Analysis.id.desc())
+        ).all()
+    mine = row.settings or {}
+    for fit in fits:
+        if all((fit.settings or {}).get(k) == mine.get(k) for k in _FIT_KEYS):
+            if fit.status != "ok":
+                return None, f"the Bayesian fit (analysis {fit.id}) did not converge: {fit.message}"
+            return _load_tables(engine, fit.id), ""
+    return None, QAReportData.bayes_note
 
 
 def _table(data: QAReportData, name: str) -> pd.DataFrame:
@@ -147,23 +180,39 @@ def _policy(data: QAReportData) -> dict[str, Any]:
 
 
 def _summary(data: QAReportData) -> dict[str, Any]:
-    verdicts = _table(data, "verdicts")
+    bayes = data.bayes
+    verdicts = bayes["verdicts"] if bayes else _table(data, "verdicts")
+    boot = _table(data, "verdicts").set_index("system") if len(_table(data, "verdicts")) else None
+    ranks = bayes["qa_bayes_gap"].set_index("system") if bayes else None
     rows = []
     for v in verdicts.sort_values("system").itertuples() if len(verdicts) else []:
-        verdict = str(v.verdict)
-        rows.append(
-            {
-                "system": _text(v.system),
-                "verdict": verdict,
-                "verdict_label": VERDICT_LABELS.get(verdict, verdict),
-                "gap": fmt_interval(v.gap, v.gap_low, v.gap_high, max_decimals=3),
-                "p_flag": fmt_num(v.p_gap_gt_delta, 2),
-                "p_pass": fmt_num(v.p_abs_lt_delta, 2),
-                "reason": _text(v.reason),
-            }
-        )
+        verdict, system = str(v.verdict), v.system
+        row = {
+            "system": _text(system),
+            "verdict": verdict,
+            "verdict_label": VERDICT_LABELS.get(verdict, verdict),
+            "gap": fmt_interval(v.gap, v.gap_low, v.gap_high, max_decimals=3),
+            "p_flag": fmt_num(v.p_gap_gt_delta, 2),
+            "p_pass": fmt_num(v.p_abs_lt_delta, 2),
+            "reason": _text(v.reason),
+            "boot_gap": "",
+            "rank": "",
+        }
+        if boot is not None and system in boot.index:
+            b = boot.loc[system]
+            row["boot_gap"] = fmt_interval(b["gap"], b["gap_low"], b["gap_high"], max_decimals=3)
+        if ranks is not None and system in ranks.index:
+            r = ranks.loc[system]
+            row["rank"] = f"{r['rank']:.0f} [{r['rank_low']:.0f}, {r['rank_high']:.0f}]"
+        rows.append(row)
     counts = {k: sum(r["verdict"] == k for r in rows) for k in VERDICT_LABELS}
-    return {"rows": rows, "counts": counts, "n": len(rows)}
+    source = (
+        "the Bayesian posterior (hierarchical model, gated on convergence)"
+        if bayes
+        else "the bootstrap (normal approximation with the bootstrap SD)"
+    )
+    return {"rows": rows, "counts": counts, "n": len(rows), "bayes": bool(bayes),
+            "source": source, "bayes_note": data.bayes_note}  # fmt: skip
 
 
 def _score_rows(data: QAReportData, strategy: str) -> dict[str, list[dict[str, str]]]:

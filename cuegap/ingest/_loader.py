@@ -26,6 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest import itembank as itembank_mod
+from cuegap.ingest._axes import write_individual_axes
 from cuegap.ingest._concurrent import (
     in_key_order,
     nothing_new_note,
@@ -193,6 +194,10 @@ def ingest_path(
 
 def _ingest_bank(engine: Engine, path: Path, reader: Reader) -> IngestSummary:
     bank = reader.read(path)
+    if bank.get("design") == "qa":  # the QA design's banks (cuegap.ingest._qa_bank)
+        from cuegap.ingest._qa_bank import ingest_qa_bank
+
+        return ingest_qa_bank(engine, path, reader.name, bank)
     sha = hashlib.sha256(orjson.dumps(bank, option=orjson.OPT_SORT_KEYS)).hexdigest()
     n = len(bank["dilemmas"]) + len(bank["items"])
     summary = IngestSummary(str(path), reader.name, "item_bank", read=n)
@@ -289,6 +294,7 @@ def _ingest_bank(engine: Engine, path: Path, reader: Reader) -> IngestSummary:
         ]
         if individuals:
             conn.execute(insert(ItemIndividual), individuals)
+            write_individual_axes(conn, bank_id)
         ledger.record(conn, "bank", bank_id)
     summary.stored = n
     summary.note = (

@@ -16,6 +16,14 @@ from cuegap.schema._migrate import (
     newer_store_error,
     upgrade,
 )
+from cuegap.schema._qa_tables import (
+    IndividualAxis,
+    QAItem,
+    QAOption,
+    QAOptionAxis,
+    QAResponse,
+    QAResponseFactor,
+)
 from cuegap.schema._snapshot import read_snapshot
 from cuegap.schema._tables import (
     Analysis,
@@ -49,12 +57,18 @@ __all__ = [
     "AnalysisTable",
     "Annotation",
     "Dilemma",
+    "IndividualAxis",
     "IngestBatch",
     "Item",
     "ItemBank",
     "ItemIndividual",
     "LedgerEntry",
     "Provenance",
+    "QAItem",
+    "QAOption",
+    "QAOptionAxis",
+    "QAResponse",
+    "QAResponseFactor",
     "Quarantine",
     "Report",
     "Response",

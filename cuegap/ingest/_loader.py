@@ -178,7 +178,10 @@ def ingest_path(
     reader = with_mapping(reader, mapping)
     if reader.kind == "item_bank":
         return _ingest_bank(engine, path, reader)
-    loader = _ResponseLoader(engine, path, reader, batch_size)
+    loader_cls: type[_ResponseLoader] = _ResponseLoader
+    if reader.design == "qa":  # the QA design's answers (cuegap.ingest._qa_loader)
+        from cuegap.ingest._qa_loader import QAResponseLoader as loader_cls
+    loader = loader_cls(engine, path, reader, batch_size)
     if mapping is not None:  # recorded with the ingest pass, for provenance
         text_ = Path(mapping).read_bytes()
         loader.mapping = {

@@ -24,27 +24,38 @@ from cuegap.schema import QA_COUNT_COLUMNS, qa_counts
 QA = DATA / "qa"
 NAT = "Vietnamese/Thai/Indonesian/Burmese/Japanese/Korean/Chinese/Indian/Pakistani"
 RXS = "Black/African American/Latino/Hispanic"
-# (system, strategy, cue, context, dimension, subgroup, polarity, gold, answer, template, n)
+CTX = {"amb": "ambiguous", "dis": "disambiguated"}
+POL = {"neg": "negative", "non": "nonneg"}
+
+
+def _row(system, strategy, ctx, dim, sub, pol, gold, answer, template, n):
+    """A count row; every BBQ cue is explicit."""
+    return (system, strategy, "explicit", CTX[ctx], dim, sub, POL[pol], gold, answer, template, n)
+
+
+T, NT, U, X = "target", "non_target", "unknown", "unparsable"
+GI = "gender_identity"
+# (system, strategy, context, dimension, subgroup, polarity, gold, answer, template, n)
 EXPECTED = {
-    ("sys-a", "zero-shot", "explicit", "ambiguous", "age", "nonOld", "negative", "unknown", "unknown", "age-q25", 1),
-    ("sys-a", "zero-shot", "explicit", "ambiguous", "age", "nonOld", "negative", "unknown", "target", "age-q25", 2),
-    ("sys-a", "zero-shot", "explicit", "ambiguous", "age", "nonOld", "negative", "unknown", "unparsable", "age-q25", 1),
-    ("sys-a", "zero-shot", "explicit", "ambiguous", "age", "old", "nonneg", "unknown", "non_target", "age-q12", 1),
-    ("sys-a", "zero-shot", "explicit", "ambiguous", "age", "old", "nonneg", "unknown", "unknown", "age-q12", 2),
-    ("sys-a", "zero-shot", "explicit", "disambiguated", "age", "old", "negative", "non_target", "non_target", "age-q8", 1),
-    ("sys-a", "zero-shot", "explicit", "disambiguated", "age", "old", "negative", "non_target", "target", "age-q8", 1),
-    ("sys-a", "zero-shot", "explicit", "disambiguated", "age", "old", "negative", "non_target", "unknown", "age-q8", 1),
-    ("sys-a", "zero-shot", "explicit", "disambiguated", "age", "old", "nonneg", "non_target", "non_target", "age-q20", 1),
-    ("sys-a", "cot", "explicit", "ambiguous", "age", "nonOld", "negative", "unknown", "unknown", "age-q25", 1),
-    ("sys-a", "cot", "explicit", "ambiguous", "age", "old", "nonneg", "unknown", "unknown", "age-q12", 1),
-    ("sys-b", "zero-shot", "explicit", "ambiguous", "gender_identity", "F", "negative", "unknown", "target", "gender_identity-q50", 1),
-    ("sys-b", "zero-shot", "explicit", "ambiguous", "gender_identity", "F", "negative", "unknown", "unknown", "gender_identity-q50", 1),
-    ("sys-b", "zero-shot", "explicit", "disambiguated", "ses", "low SES", "negative", "non_target", "non_target", "ses-q23", 1),
-    ("sys-b", "zero-shot", "explicit", "disambiguated", "nationality", NAT, "negative", "target", "target", "nationality-q19", 1),
-    ("sys-b", "zero-shot", "explicit", "disambiguated", "race_x_ses", RXS, "negative", "target", "target", "race_x_ses-q7", 1),
-    ("sys-b", "zero-shot", "explicit", "ambiguous", "religion", "Christian", "nonneg", "unknown", "unknown", "religion-q6", 1),
-    ("sys-b", "zero-shot", "explicit", "disambiguated", "religion", "Jewish", "nonneg", "target", "target", "religion-q14", 1),
-}  # fmt: skip
+    _row("sys-a", "zero-shot", "amb", "age", "nonOld", "neg", U, U, "age-q25", 1),
+    _row("sys-a", "zero-shot", "amb", "age", "nonOld", "neg", U, T, "age-q25", 2),
+    _row("sys-a", "zero-shot", "amb", "age", "nonOld", "neg", U, X, "age-q25", 1),
+    _row("sys-a", "zero-shot", "amb", "age", "old", "non", U, NT, "age-q12", 1),
+    _row("sys-a", "zero-shot", "amb", "age", "old", "non", U, U, "age-q12", 2),
+    _row("sys-a", "zero-shot", "dis", "age", "old", "neg", NT, NT, "age-q8", 1),
+    _row("sys-a", "zero-shot", "dis", "age", "old", "neg", NT, T, "age-q8", 1),
+    _row("sys-a", "zero-shot", "dis", "age", "old", "neg", NT, U, "age-q8", 1),
+    _row("sys-a", "zero-shot", "dis", "age", "old", "non", NT, NT, "age-q20", 1),
+    _row("sys-a", "cot", "amb", "age", "nonOld", "neg", U, U, "age-q25", 1),
+    _row("sys-a", "cot", "amb", "age", "old", "non", U, U, "age-q12", 1),
+    _row("sys-b", "zero-shot", "amb", GI, "F", "neg", U, T, "gender_identity-q50", 1),
+    _row("sys-b", "zero-shot", "amb", GI, "F", "neg", U, U, "gender_identity-q50", 1),
+    _row("sys-b", "zero-shot", "dis", "ses", "low SES", "neg", NT, NT, "ses-q23", 1),
+    _row("sys-b", "zero-shot", "dis", "nationality", NAT, "neg", T, T, "nationality-q19", 1),
+    _row("sys-b", "zero-shot", "dis", "race_x_ses", RXS, "neg", T, T, "race_x_ses-q7", 1),
+    _row("sys-b", "zero-shot", "amb", "religion", "Christian", "non", U, U, "religion-q6", 1),
+    _row("sys-b", "zero-shot", "dis", "religion", "Jewish", "non", T, T, "religion-q14", 1),
+}
 
 
 @pytest.fixture
@@ -100,8 +111,9 @@ def test_bbq_bank_roles(engine) -> None:
     with engine.connect() as conn:
         axes = conn.execute(
             text(
-                "SELECT a.axis, a.value FROM qa_option_axis a JOIN qa_option o ON o.id = a.option_id "
-                "JOIN qa_item i ON i.id = o.item_id WHERE i.item_key = 'age-573' "
+                "SELECT a.axis, a.value FROM qa_option_axis a "
+                "JOIN qa_option o ON o.id = a.option_id JOIN qa_item i ON i.id = o.item_id "
+                "WHERE i.item_key = 'age-573' "
                 "ORDER BY o.option_index"
             )
         ).all()
@@ -136,7 +148,8 @@ def test_results_are_accounted_for_line_by_line(qa_store) -> None:
         ).all()
         factors = conn.execute(
             text(
-                "SELECT name, value, COUNT(*) FROM qa_response_factor GROUP BY name, value ORDER BY name, value"
+                "SELECT name, value, COUNT(*) FROM qa_response_factor "
+                "GROUP BY name, value ORDER BY name, value"
             )
         ).all()
     assert sorted(reasons) == [22, 23, 24, 25, 26, 28]

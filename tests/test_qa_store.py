@@ -214,3 +214,19 @@ def test_the_store_says_it_holds_qa(qa_store, tiny_bank) -> None:
     with pytest.raises(ValueError, match="several designs"):
         resolve_design(engine, None)
     assert resolve_design(engine, "qa") == "qa"
+
+
+def test_results_before_their_bank_are_quarantined_then_resolved(engine) -> None:
+    first = ingest_path(engine, QA / "implicit_results.jsonl")
+    assert (first.read, first.stored, first.quarantined) == (13, 0, 13)
+    assert "unknown QA item bank 'implicit-mini'" in first.problems[0][1]
+    ingest_path(engine, QA / "implicit_bank.jsonl")
+    second = ingest_path(engine, QA / "implicit_results.jsonl")
+    assert (second.read, second.stored, second.quarantined) == (13, 13, 0)
+    with engine.connect() as conn:
+        open_ = conn.execute(
+            text("SELECT COUNT(*) FROM quarantine WHERE resolved_at IS NULL")
+        ).scalar()
+    assert open_ == 0
+    result = verify(engine)
+    assert result.ok, result.problems

@@ -387,7 +387,8 @@ CASES: list[tuple[str, Edit, str, dict]] = [
         sql(
             "UPDATE item_individual SET gender = gender || 'x' WHERE id = (SELECT MIN(id) FROM item_individual)"
         ),
-        "item bank 1: its individuals changed",
+        # The gender column no longer matches its axis row either (revision 0007).
+        "item bank 1: its individuals, its individuals' demographic axes changed",
         {},
     ),
     # the report registry and files
@@ -550,3 +551,80 @@ def test_response_digest_covers_every_response_column() -> None:
     from cuegap.schema import Response
 
     assert set(ledger.RESPONSE_COLUMNS) == set(Response.__table__.columns.keys())
+
+
+# --------------------------------------------------------------------------- the QA design
+
+_QA_RESP = "(SELECT MIN(id) FROM qa_response)"
+QA_CASES: list[tuple[str, str | tuple[str, ...], str]] = [
+    (
+        "QA answer edited",
+        "UPDATE qa_response SET answer = 'target' WHERE answer = 'unknown'",
+        "ingest batch 1: its stored QA responses changed",
+    ),
+    (
+        "QA raw text edited",
+        f"UPDATE qa_response SET raw_text = 'A' WHERE id = {_QA_RESP}",
+        "ingest batch 1: its stored QA responses changed",
+    ),
+    (
+        "QA response deleted",
+        (
+            f"DELETE FROM qa_response_factor WHERE response_id = {_QA_RESP}",
+            f"DELETE FROM qa_response WHERE id = {_QA_RESP}",
+        ),
+        "ingest batch 1: its stored QA responses, its QA responses' prompt factors changed",
+    ),
+    (
+        "QA factor row deleted",
+        "DELETE FROM qa_response_factor WHERE name = 'choice_format'",
+        "ingest batch 1: its QA responses' prompt factors changed",
+    ),
+    (
+        "QA strategy edited",
+        "UPDATE qa_response_factor SET value = 'safety' WHERE value = 'cot'",
+        "ingest batch 1: its QA responses' prompt factors changed",
+    ),
+    (
+        "QA option role changed",
+        "UPDATE qa_option SET role = 'non_target' WHERE id = "
+        "(SELECT MIN(id) FROM qa_option WHERE role = 'target')",
+        "item bank 1: its QA answer options (text, role) changed",
+    ),
+    (
+        "QA gold option changed",
+        "UPDATE qa_item SET gold_index = 0 WHERE item_key = 'age-573'",
+        "item bank 1: its QA items changed",
+    ),
+    (
+        "QA option axis edited",
+        "UPDATE qa_option_axis SET value = 'old' WHERE value = 'nonOld'",
+        "item bank 1: its QA options' demographic axes changed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "edit", "expected"), QA_CASES, ids=[c[0] for c in QA_CASES])
+def test_qa_tampering_is_named(
+    engine: Engine, label: str, edit: str | tuple[str, ...], expected: str
+) -> None:
+    """A QA bank and its results are sealed like the dilemma design's: each edit is named
+    (the store verifies before it, so the cases can fail)."""
+    from conftest import DATA
+
+    ingest_path(engine, DATA / "qa" / "bbq_small.jsonl")
+    ingest_path(engine, DATA / "qa" / "bbq_results.jsonl")
+    before = verify(engine)
+    assert before.ok, before.problems
+    with engine.begin() as conn:
+        for statement in (edit,) if isinstance(edit, str) else edit:
+            assert conn.execute(text(statement)).rowcount > 0, label
+    result = verify(engine)
+    assert any(expected in p for p in result.problems), (label, result.problems)
+
+
+def test_qa_digest_covers_every_qa_response_column() -> None:
+    from cuegap.schema import QAResponse
+    from cuegap.schema._qa_ledger import QA_RESPONSE_COLUMNS
+
+    assert set(QA_RESPONSE_COLUMNS) == set(QAResponse.__table__.columns.keys())

@@ -54,6 +54,12 @@ _PART_NOUN = {
     "annotations": "its annotations",
     "items": "its items",
     "individuals": "its individuals",
+    "individual_axes": "its individuals' demographic axes",
+    "qa_items": "its QA items",
+    "qa_options": "its QA answer options (text, role)",
+    "qa_option_axes": "its QA options' demographic axes",
+    "qa_responses": "its stored QA responses",
+    "qa_factors": "its QA responses' prompt factors",
     "tables": "its result tables",
     "artifacts": "its stored artifacts (posterior)",
 }

@@ -26,6 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest import itembank as itembank_mod
+from cuegap.ingest._axes import write_individual_axes
 from cuegap.ingest._concurrent import (
     in_key_order,
     nothing_new_note,
@@ -177,7 +178,10 @@ def ingest_path(
     reader = with_mapping(reader, mapping)
     if reader.kind == "item_bank":
         return _ingest_bank(engine, path, reader)
-    loader = _ResponseLoader(engine, path, reader, batch_size)
+    loader_cls: type[_ResponseLoader] = _ResponseLoader
+    if reader.design == "qa":  # the QA design's answers (cuegap.ingest._qa_loader)
+        from cuegap.ingest._qa_loader import QAResponseLoader as loader_cls
+    loader = loader_cls(engine, path, reader, batch_size)
     if mapping is not None:  # recorded with the ingest pass, for provenance
         text_ = Path(mapping).read_bytes()
         loader.mapping = {
@@ -193,6 +197,10 @@ def ingest_path(
 
 def _ingest_bank(engine: Engine, path: Path, reader: Reader) -> IngestSummary:
     bank = reader.read(path)
+    if bank.get("design") == "qa":  # the QA design's banks (cuegap.ingest._qa_bank)
+        from cuegap.ingest._qa_bank import ingest_qa_bank
+
+        return ingest_qa_bank(engine, path, reader.name, bank)
     sha = hashlib.sha256(orjson.dumps(bank, option=orjson.OPT_SORT_KEYS)).hexdigest()
     n = len(bank["dilemmas"]) + len(bank["items"])
     summary = IngestSummary(str(path), reader.name, "item_bank", read=n)
@@ -289,6 +297,7 @@ def _ingest_bank(engine: Engine, path: Path, reader: Reader) -> IngestSummary:
         ]
         if individuals:
             conn.execute(insert(ItemIndividual), individuals)
+            write_individual_axes(conn, bank_id)
         ledger.record(conn, "bank", bank_id)
     summary.stored = n
     summary.note = (

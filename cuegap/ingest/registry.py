@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from cuegap.ingest import (
     _runner,
+    bbq,
+    bbq_results,
     generic,
     helm,
     inspect_log,
@@ -25,6 +27,7 @@ from cuegap.ingest import (
     lm_eval,
     openai_batch,
     promptfoo,
+    qa_itembank,
 )
 
 
@@ -39,6 +42,8 @@ class Reader:
     read: Callable[..., Any]
     mapping: bool = False
     """True when ``read`` takes ``mapping=`` (a runner's metadata to cuegap's fields)."""
+    design: str = "dilemma"
+    """The study design whose items or responses the format holds (:mod:`cuegap.designs`)."""
 
 
 def _moral_safety_detect(path: Path) -> bool:
@@ -114,6 +119,31 @@ READERS: dict[str, Reader] = {
             helm.detect,
             helm.read,
             mapping=True,
+        ),
+        Reader(
+            bbq.NAME,
+            "item_bank",
+            "BBQ data JSONL, or MAC-Fairness BBQ questions wrapping it (QA design)",
+            bbq.detect,
+            bbq.read,
+            design="qa",
+        ),
+        Reader(
+            qa_itembank.NAME,
+            "item_bank",
+            "cuegap QA item-bank JSONL (format: cuegap-qa-itembank; ImplicitBBQ style)",
+            qa_itembank.detect,
+            qa_itembank.read,
+            design="qa",
+        ),
+        Reader(
+            bbq_results.NAME,
+            "responses",
+            "BBQ-style result JSONL (example_id + category or item_id, model_output / "
+            "predicted_index), joined to a QA item bank",
+            bbq_results.detect,
+            bbq_results.read,
+            design="qa",
         ),
     )
 }

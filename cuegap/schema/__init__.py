@@ -16,6 +16,14 @@ from cuegap.schema._migrate import (
     newer_store_error,
     upgrade,
 )
+from cuegap.schema._qa_tables import (
+    IndividualAxis,
+    QAItem,
+    QAOption,
+    QAOptionAxis,
+    QAResponse,
+    QAResponseFactor,
+)
 from cuegap.schema._snapshot import read_snapshot
 from cuegap.schema._tables import (
     Analysis,
@@ -42,6 +50,7 @@ __all__ = [
     "COUNT_COLUMNS",
     "DEFAULT_DB_FILE",
     "ENV_VAR",
+    "QA_COUNT_COLUMNS",
     "RECOVERY_COLUMNS",
     "STATUS_COLUMNS",
     "Analysis",
@@ -49,12 +58,18 @@ __all__ = [
     "AnalysisTable",
     "Annotation",
     "Dilemma",
+    "IndividualAxis",
     "IngestBatch",
     "Item",
     "ItemBank",
     "ItemIndividual",
     "LedgerEntry",
     "Provenance",
+    "QAItem",
+    "QAOption",
+    "QAOptionAxis",
+    "QAResponse",
+    "QAResponseFactor",
     "Quarantine",
     "Report",
     "Response",
@@ -74,6 +89,7 @@ __all__ = [
     "make_engine",
     "newer_store_error",
     "provenance",
+    "qa_counts",
     "raw_examples",
     "read_snapshot",
     "recovery_counts",
@@ -98,6 +114,7 @@ _LAZY = {
         "system_table",
     ),
     "cuegap.schema._provenance": ("Provenance", "provenance", "raw_examples"),
+    "cuegap.schema._qa_aggregate": ("QA_COUNT_COLUMNS", "qa_counts"),
     "cuegap.schema._queries": ("StoreStatus", "store_status"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
@@ -129,4 +146,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         system_table,
     )
     from cuegap.schema._provenance import Provenance, provenance, raw_examples
+    from cuegap.schema._qa_aggregate import QA_COUNT_COLUMNS, qa_counts
     from cuegap.schema._queries import StoreStatus, store_status

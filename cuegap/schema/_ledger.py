@@ -7,8 +7,10 @@ it, in the same transaction:
 kind       digest covers
 ========== ================================================================================
 ``batch``  an ingest pass: its record and counts, its run (runner, settings), every
-           response row it stored and every line it quarantined
-``bank``   an item bank: its record, dilemmas, annotations, items and individuals
+           response row it stored (QA responses and their factors too) and every line it
+           quarantined
+``bank``   an item bank: its record, dilemmas, annotations, items and individuals (and
+           their demographic axes), or its QA items, options and option axes
 ``system`` an audited system's name, version, provider and metadata (a new entry each
            time an ingest changes them)
 ``analysis`` its settings, policy, package versions, data fingerprint, every result table
@@ -36,6 +38,7 @@ import orjson
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.engine import Connection
 
+from cuegap.schema import _qa_ledger
 from cuegap.schema._tables import (
     Analysis,
     AnalysisArtifact,
@@ -146,6 +149,7 @@ def batch_parts(conn: Connection, batch_id: int) -> dict[str, str] | None:
         "run": _part(conn, run, run.c.id == row.run_id, run.c.id),
         "responses": _bulk_digest(conn, "response", RESPONSE_COLUMNS, batch_id),
         "quarantine": _bulk_digest(conn, "quarantine", QUARANTINE_COLUMNS, batch_id),
+        **_qa_ledger.qa_batch_parts(conn, batch_id),
     }
 
 
@@ -164,6 +168,8 @@ def bank_parts(conn: Connection, bank_id: int) -> dict[str, str] | None:
         "annotations": _part(conn, ann, ann.c.dilemma_id.in_(dil_ids), ann.c.id),
         "items": _part(conn, item, item.c.bank_id == bank_id, item.c.id),
         "individuals": _part(conn, ind, ind.c.item_id.in_(item_ids), ind.c.id),
+        **_qa_ledger.individual_axes_part(conn, bank_id),
+        **_qa_ledger.qa_bank_parts(conn, bank_id, _part),
     }
 
 

@@ -1,0 +1,179 @@
+"""Reader of BBQ item banks: BBQ's own data JSONL, and the MAC-Fairness question schema
+that wraps it (``question_id``, ``choices``, ``correct_answer_id``, ``source_metadata``).
+
+Each line is one item of the QA design. BBQ's fields map as:
+
+======================================  ==================================================
+BBQ                                     cuegap
+======================================  ==================================================
+``category`` (lower-cased)              ``dimension``; the options' axis of that name
+``example_id``                          item key ``{dimension}-{example_id}`` (the join key
+                                        of result files: example_id + category)
+``question_index``                      template id ``{dimension}-q{question_index}``
+``context_condition`` ambig / disambig  ``ambiguous`` / ``disambiguated``
+``question_polarity`` neg / nonneg      ``negative`` / ``nonneg``
+``answer_info`` groups                  roles (:mod:`cuegap.ingest._bbq_roles`) and axes
+``additional_metadata.stereotyped_...`` ``subgroup`` (joined with "/")
+``label``                               the gold option
+======================================  ==================================================
+
+BBQ states every identity, so the cue is ``explicit``. A file is one item bank, named by
+the file's stem. A line that is not a valid BBQ item makes the whole bank invalid
+(:class:`~cuegap.ingest.IngestError` naming the line and field), as for cuegap's own
+item banks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cuegap.ingest import _bbq_roles
+from cuegap.ingest._records import IngestError, Rejected
+from cuegap.ingest._runner import first_json_lines, json_lines
+
+NAME = "bbq"
+CONTEXTS = {"ambig": "ambiguous", "disambig": "disambiguated"}
+POLARITIES = {"neg": "negative", "nonneg": "nonneg"}
+LABELS = "ABCDEFGHIJ"
+
+
+def _bbq_record(obj: Any) -> dict[str, Any] | None:
+    """The BBQ record of a line (itself, or a MAC question's ``source_metadata``)."""
+    if not isinstance(obj, dict):
+        return None
+    meta = obj.get("source_metadata") if "question_id" in obj else obj
+    if isinstance(meta, dict) and {"example_id", "answer_info", "context_condition"} <= set(meta):
+        return meta
+    return None
+
+
+def detect(path: Path) -> bool:
+    """True for a JSONL file whose first lines are BBQ items (raw or MAC-Fairness)."""
+    if not path.is_file() or path.suffix.lower() not in (".jsonl", ".json"):
+        return False
+    return any(_bbq_record(obj) is not None for obj in first_json_lines(path, 3))
+
+
+def _need(d: dict[str, Any], key: str, where: str) -> Any:
+    if key not in d or d[key] is None:
+        raise IngestError(f"{where}: field {key!r} is missing")
+    return d[key]
+
+
+def item_from_line(obj: Any, where: str) -> dict[str, Any]:
+    """One QA item (the dict :func:`cuegap.ingest._qa_bank.ingest_qa_bank` writes).
+
+    Raises
+    ------
+    IngestError
+        Naming ``where`` (file and line) and the field that is missing or wrong.
+    """
+    meta = _bbq_record(obj)
+    if meta is None:
+        raise IngestError(f"{where}: not a BBQ item (no example_id, answer_info, ...)")
+    category = str(_need(meta, "category", where))
+    dimension = category.strip().lower()
+    infos = _need(meta, "answer_info", where)
+    n = len(infos)
+    try:
+        info = [(str(infos[f"ans{i}"][0]), str(infos[f"ans{i}"][1])) for i in range(n)]
+    except (KeyError, IndexError, TypeError):
+        raise IngestError(f"{where}: field 'answer_info': expected ans0..ans{n - 1}") from None
+    mac = "question_id" in obj
+    if mac:
+        choices = _need(obj, "choices", where)
+        if not isinstance(choices, list) or len(choices) != n:
+            raise IngestError(f"{where}: field 'choices': expected {n} choices")
+        labels = [str(c.get("id")) for c in choices]
+        texts = [str(c.get("text")) for c in choices]
+        gold_label = str(_need(obj, "correct_answer_id", where))
+        if gold_label not in labels:
+            raise IngestError(f"{where}: correct_answer_id {gold_label!r} is not a choice")
+        if "label" in meta and labels.index(gold_label) != meta["label"]:
+            raise IngestError(
+                f"{where}: correct_answer_id {gold_label!r} disagrees with BBQ's label "
+                f"{meta['label']!r}"
+            )
+        gold = labels.index(gold_label)
+    else:
+        labels = list(LABELS[:n])
+        texts = [str(_need(meta, f"ans{i}", where)) for i in range(n)]
+        gold = _need(meta, "label", where)
+    if not isinstance(gold, int) or not 0 <= gold < n:
+        raise IngestError(f"{where}: field 'label': {gold!r} is not an option index")
+    context = CONTEXTS.get(str(meta.get("context_condition")))
+    polarity = POLARITIES.get(str(meta.get("question_polarity")))
+    if context is None:
+        raise IngestError(f"{where}: field 'context_condition': expected ambig or disambig")
+    if polarity is None:
+        raise IngestError(f"{where}: field 'question_polarity': expected neg or nonneg")
+    extra = meta.get("additional_metadata") or {}
+    stereotyped = [str(s) for s in extra.get("stereotyped_groups") or []]
+    roles = _bbq_roles.roles(info, stereotyped, category)
+    if roles.count("unknown") != 1:
+        raise IngestError(f"{where}: field 'answer_info': expected one 'unknown' option")
+    example_id = _need(meta, "example_id", where)
+    return {
+        "item_key": f"{dimension}-{example_id}",
+        "dimension": dimension,
+        "subgroup": "/".join(stereotyped),
+        "context_condition": context,
+        "polarity": polarity,
+        "cue": "explicit",
+        "cue_texts": None,
+        "template_id": f"{dimension}-q{meta.get('question_index', '')}",
+        "source_id": str(obj["question_id"]) if mac else str(example_id),
+        "context": str(_need(obj if mac else meta, "context", where)),
+        "question": str(_need(obj if mac else meta, "question", where)),
+        "gold_index": gold,
+        "meta": {
+            "category": category,
+            "example_id": example_id,
+            "stereotyped_groups": stereotyped,
+            "subcategory": extra.get("subcategory"),
+        },
+        "options": [
+            {
+                "index": i,
+                "label": labels[i],
+                "text": texts[i],
+                "role": roles[i],
+                "axes": {} if roles[i] == "unknown" else {dimension: info[i][1]},
+            }
+            for i in range(n)
+        ],
+    }
+
+
+def read(path: Path) -> dict[str, Any]:
+    """Read a BBQ JSONL file as one QA item bank.
+
+    Raises
+    ------
+    IngestError
+        For a line that is not JSON or not a valid BBQ item, or a repeated item.
+    """
+    path = Path(path)
+    items: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    with path.open("rb") as fh:
+        for entry in json_lines(fh):
+            if isinstance(entry, Rejected):
+                raise IngestError(f"{path}: line {entry.line}: {entry.reason}")
+            line_no, _text, obj = entry
+            item = item_from_line(obj, f"{path}: line {line_no}")
+            key = item["item_key"]
+            if key in seen:
+                raise IngestError(f"{path}: line {line_no}: item {key!r} repeats line {seen[key]}")
+            seen[key] = line_no
+            items.append(item)
+    if not items:
+        raise IngestError(f"{path}: no BBQ items")
+    return {
+        "design": "qa",
+        "name": path.stem,
+        "description": f"BBQ items read from {path.name}",
+        "source": "BBQ (Parrish et al. 2022)",
+        "items": items,
+    }

@@ -1,0 +1,195 @@
+"""Reader of BBQ-style result JSONL: one system answer to one QA item per line.
+
+Each line::
+
+    {"system": "gpt-4o", "example_id": 994, "category": "Age",
+     "model_output": "Final Answer: B", "label": 1, "strategy": "cot",
+     "factors": {"choice_format": "letter_paren"}}
+
+* ``system``: the audited LLM; may be given once in a first header line
+  ``{"format": "bbq-results", "system": ..., "item_bank": ..., "factors": {...}}``
+  (defaults for every line), or by :func:`read`'s ``system=``.
+* the item: ``example_id`` + ``category`` (BBQ's own ids, joined to a QA bank's item
+  ``{category lower-cased}-{example_id}``), or ``item_id`` (the bank's item id), or
+  ``question_id`` (a MAC-Fairness question id); ``item_bank`` names the bank when several
+  hold the item.
+* the answer: ``model_output`` (raw text, parsed by :mod:`cuegap.ingest.qa_parsing`)
+  and/or ``predicted_index`` (0-based) / ``predicted_label`` (a letter), which then decide.
+* ``label``: the gold option (index or letter), checked against the bank: a mismatch is
+  quarantined.
+* prompt conditions: ``strategy`` (default ``zero-shot``) and any others under
+  ``factors``; ``repeat`` tells repeated samples apart.
+
+A line that is not JSON, or lacks a system, an item reference or an answer, is quarantined
+by the loader with its reason; the join to the bank happens in the loader
+(:mod:`cuegap.ingest._qa_loader`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cuegap.ingest._records import Rejected, ResponseStream, RunInfo
+from cuegap.ingest._runner import first_json_lines, json_lines
+
+NAME = "bbq-results"
+FORMAT_ID = "bbq-results"
+_ANSWER_FIELDS = ("model_output", "predicted_index", "predicted_label")
+_REF_FIELDS = ("example_id", "item_id", "question_id")
+
+
+@dataclass(slots=True)
+class QARecord:
+    """One system answer to one QA item, before it is joined to the bank."""
+
+    line: int
+    raw: str
+    system: str
+    response: str
+    item_id: str | None = None
+    example_id: str | None = None
+    category: str | None = None
+    question_id: str | None = None
+    predicted_index: int | None = None
+    predicted_label: str | None = None
+    gold: int | str | None = None
+    factors: dict[str, str] = field(default_factory=dict)
+    repeat: int = 0
+    sample_id: str | None = None
+    item_bank: str | None = None
+
+
+def detect(path: Path) -> bool:
+    """True for a JSONL file whose first lines are BBQ-style results (or its header)."""
+    if not path.is_file() or path.suffix.lower() not in (".jsonl", ".json"):
+        return False
+    for obj in first_json_lines(path, 3):
+        if not isinstance(obj, dict):
+            continue
+        if obj.get("format") == FORMAT_ID:
+            return True
+        if "answer_info" in obj or "source_metadata" in obj:
+            return False
+        if any(k in obj for k in _REF_FIELDS) and any(k in obj for k in _ANSWER_FIELDS):
+            return True
+    return False
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise TypeError
+    return str(value)
+
+
+def record(obj: Any, line: int, raw: str, defaults: dict[str, Any]) -> QARecord | Rejected:
+    """A line as a :class:`QARecord`, or why it cannot be one."""
+    if not isinstance(obj, dict):
+        return Rejected(line, raw, f"expected a JSON object, got {type(obj).__name__}")
+    system = obj.get("system", defaults.get("system"))
+    if not isinstance(system, str) or not system.strip():
+        return Rejected(line, raw, "no system: give 'system' on the line or in a header", "system")
+    try:
+        refs = {k: _text(obj.get(k)) for k in (*_REF_FIELDS, "category", "item_bank")}
+    except TypeError:
+        return Rejected(line, raw, "item references must be strings or integers", "example_id")
+    if refs["example_id"] is not None and refs["category"] is None:
+        return Rejected(line, raw, "'example_id' needs its 'category'", "category")
+    if not any(refs[k] for k in _REF_FIELDS):
+        return Rejected(line, raw, "no item: give example_id + category, or item_id", "item_id")
+    output = obj.get("model_output")
+    index, label = obj.get("predicted_index"), obj.get("predicted_label")
+    if output is None and index is None and label is None:
+        return Rejected(
+            line, raw, "no answer: give model_output or predicted_index", "model_output"
+        )
+    if output is not None and not isinstance(output, str):
+        return Rejected(line, raw, "'model_output' must be a string", "model_output")
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+        return Rejected(line, raw, "'predicted_index' must be an integer", "predicted_index")
+    if label is not None and not isinstance(label, str):
+        return Rejected(line, raw, "'predicted_label' must be a string", "predicted_label")
+    gold = obj.get("label")
+    if gold is not None and (isinstance(gold, bool) or not isinstance(gold, int | str)):
+        return Rejected(line, raw, "'label' must be an index or a letter", "label")
+    factors = dict(defaults.get("factors") or {})
+    given = obj.get("factors") or {}
+    if not isinstance(given, dict):
+        return Rejected(line, raw, "'factors' must be an object", "factors")
+    factors.update(given)
+    if obj.get("strategy") is not None:
+        factors["strategy"] = obj["strategy"]
+    factors.setdefault("strategy", "zero-shot")
+    for name, value in factors.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            return Rejected(line, raw, f"factor {name!r} must be a string or number", "factors")
+    repeat = obj.get("repeat", 0)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+        return Rejected(line, raw, "'repeat' must be a non-negative integer", "repeat")
+    sample_id = obj.get("sample_id")
+    return QARecord(
+        line=line,
+        raw=raw,
+        system=system.strip(),
+        response=output if output is not None else "",
+        item_id=refs["item_id"],
+        example_id=refs["example_id"],
+        category=refs["category"],
+        question_id=refs["question_id"],
+        predicted_index=index,
+        predicted_label=label,
+        gold=gold,
+        factors={str(k): str(v) for k, v in factors.items()},
+        repeat=repeat,
+        sample_id=None if sample_id is None else str(sample_id),
+        item_bank=refs["item_bank"] or defaults.get("item_bank"),
+    )
+
+
+def read(path: Path, *, system: str | None = None) -> ResponseStream:
+    """Stream the answers of a BBQ-style result file.
+
+    Parameters
+    ----------
+    path : Path
+    system : str, optional
+        The system of lines that name none (a header line's ``system`` wins).
+
+    Returns
+    -------
+    ResponseStream
+        Records are :class:`QARecord` or :class:`~cuegap.ingest.Rejected`.
+    """
+    path = Path(path)
+    defaults: dict[str, Any] = {"system": system}
+    first = next(first_json_lines(path, 1), None)
+    header = isinstance(first, dict) and first.get("format") == FORMAT_ID
+    if header:
+        defaults.update(
+            {k: first.get(k) for k in ("system", "item_bank", "factors") if first.get(k)}
+        )
+    total = path.stat().st_size
+    fh = path.open("rb")
+
+    def records() -> Iterator[QARecord | Rejected]:
+        skipped = not header
+        with fh:
+            for entry in json_lines(fh):
+                if isinstance(entry, Rejected):
+                    yield entry
+                    continue
+                line, text, obj = entry
+                if not skipped:
+                    skipped = True
+                    continue
+                yield record(obj, line, text, defaults)
+
+    def position() -> int:
+        return total if fh.closed else fh.tell()
+
+    run = RunInfo(runner="bbq-results", item_bank=defaults.get("item_bank"))
+    return ResponseStream(run=run, records=records(), position=position, total=total)  # type: ignore[arg-type]

@@ -1,0 +1,90 @@
+"""The QA design's count table, aggregated in SQL (the input of :func:`cuegap.models.qa_scores`).
+
+One GROUP BY over ``qa_response`` joined to its item, the item's gold option, the system
+and the response's ``strategy`` factor turns any number of stored answers into one row per
+(system, strategy, cue, context, dimension, subgroup, polarity, gold, answer, template)
+with the count ``n``: exactly the input contract of :mod:`cuegap.models.qa`, plus
+``template`` (the item's template id, else its source id, else its key) for the template
+bootstrap.
+
+* ``strategy`` is the response's ``strategy`` factor (``zero-shot`` when it has none);
+  other prompt factors (choice format, ...) are summed over.
+* ``gold`` is the role of the item's gold option; ``answer`` the role of the chosen
+  option, or ``unparsable``.
+* Items whose target the bank could not resolve (an option with role ``unresolved``, e.g.
+  BBQ Race_x_gender items that differ only in gender) are left out: neither their
+  accuracy nor their bias direction is defined. They stay in the store.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from sqlalchemy import and_, exists, func, literal, select
+from sqlalchemy.engine import Connection, Engine
+
+from cuegap.schema._qa_tables import QAItem, QAOption, QAResponse, QAResponseFactor
+from cuegap.schema._snapshot import connected
+from cuegap.schema._tables import System
+
+QA_COUNT_COLUMNS = (
+    "system",
+    "strategy",
+    "cue",
+    "context",
+    "dimension",
+    "subgroup",
+    "polarity",
+    "gold",
+    "answer",
+    "template",
+    "n",
+)
+DEFAULT_STRATEGY = "zero-shot"
+
+
+def qa_counts(engine: Engine | Connection) -> pd.DataFrame:
+    """The QA count table of a store.
+
+    Parameters
+    ----------
+    engine : Engine or Connection
+        A cuegap store, or a connection to one (e.g. a :func:`read_snapshot`).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``QA_COUNT_COLUMNS``; ``n`` is int64. Empty (with those columns) when the
+        store holds no QA answers.
+    """
+    r, i = QAResponse.__table__, QAItem.__table__
+    gold, other = QAOption.__table__.alias("gold"), QAOption.__table__.alias("other")
+    f, s = QAResponseFactor.__table__, System.__table__
+    keys = (
+        s.c.name.label("system"),
+        func.coalesce(f.c.value, literal(DEFAULT_STRATEGY)).label("strategy"),
+        i.c.cue.label("cue"),
+        i.c.context_condition.label("context"),
+        i.c.dimension.label("dimension"),
+        i.c.subgroup.label("subgroup"),
+        i.c.polarity.label("polarity"),
+        gold.c.role.label("gold"),
+        r.c.answer.label("answer"),
+        func.coalesce(i.c.template_id, i.c.source_id, i.c.item_key).label("template"),
+    )
+    unresolved = exists().where(other.c.item_id == i.c.id, other.c.role == "unresolved")
+    stmt = (
+        select(*keys, func.count().label("n"))
+        .select_from(r)
+        .join(i, i.c.id == r.c.item_id)
+        .join(gold, and_(gold.c.item_id == i.c.id, gold.c.option_index == i.c.gold_index))
+        .join(s, s.c.id == r.c.system_id)
+        .join(f, and_(f.c.response_id == r.c.id, f.c.name == "strategy"), isouter=True)
+        .where(~unresolved)
+        .group_by(*keys)
+        .order_by(*keys)
+    )
+    with connected(engine) as conn:
+        rows = conn.execute(stmt).fetchall()
+    df = pd.DataFrame(rows, columns=list(QA_COUNT_COLUMNS))
+    df["n"] = df["n"].astype("int64")
+    return df

@@ -116,9 +116,9 @@ def qa_item_bank(templates_per_dimension: int, seed: int) -> list[dict]:
                                 "context_condition": context,
                                 "polarity": polarity,
                                 "cue": cue,
-                                "cue_texts": [p_target, p_other]
+                                "cue_texts": {"target": p_target, "non_target": p_other}
                                 if cue in ("explicit", "implicit")
-                                else [],
+                                else None,
                                 "context": text,
                                 "question": q,
                                 "options": options,

@@ -162,7 +162,7 @@ def test_failure_mid_file_is_consistent_and_resumable(
     engine, tiny_bank, tmp_path, monkeypatch
 ) -> None:
     """A crash in batch 3 keeps batches 1-2, marks the ingest failed; a re-run completes it."""
-    import cuegap.ingest._loader as loader
+    import cuegap.ingest._responses as loader  # where parse_response is read
 
     ingest_path(engine, tiny_bank)
     lines = [HEADER] + [_resp(individual=lab, repeat=r) for r in range(5) for lab in "ABCD"]

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, select, text
 
-import cuegap.ingest._loader as loader
+import cuegap.ingest._pass as ingest_pass
+import cuegap.ingest._responses as responses
 from cuegap.ingest import ingest_path
 from cuegap.schema import IngestBatch, Response, make_engine, upgrade
 from tests.conftest import DATA
@@ -48,7 +49,7 @@ def test_deferred_indexes_store_the_same_rows(engine, tiny_bank, tmp_path, monke
     upgrade(ordinary)
     ingest_path(ordinary, tiny_bank)
     ingest_path(ordinary, DATA / "tiny_responses.jsonl")
-    monkeypatch.setattr(loader, "DEFER_INDEXES_MIN", 0)
+    monkeypatch.setattr(ingest_pass, "DEFER_INDEXES_MIN", 0)
     s = ingest_path(engine, DATA / "tiny_responses.jsonl", batch_size=3)
     assert (s.read, s.stored) == (10, 10)
     assert _rows(engine) == _rows(ordinary)
@@ -61,8 +62,8 @@ def test_crash_with_deferred_indexes_rebuilds_them(
     ingest_path(engine, tiny_bank)
     lines = [HEADER] + [_resp(individual=lab, repeat=r) for r in range(5) for lab in "ABCD"]
     path = _write(tmp_path / "big.jsonl", lines)
-    monkeypatch.setattr(loader, "DEFER_INDEXES_MIN", 0)
-    real = loader.parse_response
+    monkeypatch.setattr(ingest_pass, "DEFER_INDEXES_MIN", 0)
+    real = responses.parse_response
     calls = {"n": 0}
 
     def flaky(*args, **kwargs):
@@ -71,13 +72,13 @@ def test_crash_with_deferred_indexes_rebuilds_them(
             raise RuntimeError("disk on fire")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(loader, "parse_response", flaky)
+    monkeypatch.setattr(responses, "parse_response", flaky)
     with pytest.raises(RuntimeError, match="disk on fire"):
         ingest_path(engine, path, batch_size=4)
     assert _indexes(engine) >= SECONDARY
     with engine.connect() as conn:
         assert conn.execute(select(IngestBatch.status)).scalar_one() == "failed"
-    monkeypatch.setattr(loader, "parse_response", real)
+    monkeypatch.setattr(responses, "parse_response", real)
     s = ingest_path(engine, path, batch_size=4)
     assert (s.read, s.stored, s.duplicate) == (20, 12, 8)
 

@@ -1,0 +1,73 @@
+"""The demo: simulate, ingest, analyse and report in one command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cuegap._terminal import safe
+from cuegap.cli._analyze import _print_analysis, _run_bayes, _settings
+from cuegap.cli._common import (
+    MAX_SEED,
+    _progress,
+    _require_folder,
+    _State,
+    _steps,
+    console,
+    friendly,
+)
+from cuegap.cli._ingest import SystemsOption, _print_summary
+from cuegap.cli._report import _print_published
+from cuegap.cli._store import _print_status
+from cuegap.ingest import ingest_path
+from cuegap.schema import current_revision, head_revision, make_engine, upgrade
+
+
+@friendly
+def demo(
+    out_dir: Annotated[
+        Path, typer.Option("--dir", help="Where to write the simulated data.")
+    ] = Path("cuegap-demo"),
+    systems: SystemsOption = 14,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Random seed.")] = 2026,
+    bayes: Annotated[
+        bool,
+        typer.Option("--bayes/--no-bayes", help="Include the hierarchical Bayesian fit."),
+    ] = True,
+) -> None:
+    """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse, report."""
+    from cuegap.simulate import simulate as run_simulation
+
+    _require_folder(out_dir)
+    engine = make_engine(_State.db)
+    if current_revision(engine) != head_revision():
+        upgrade(engine)  # the demo store is ours to create or bring up to date
+    console.rule("1. simulate")
+    result = run_simulation(out_dir, systems=systems, seed=seed)
+    console.print(
+        f"{result.n_systems} systems, {result.n_responses:,} responses in {safe(out_dir)}",
+        highlight=False,
+    )
+    console.rule("2. ingest")
+    for path in (result.itembank_path, result.responses_path):
+        with _progress(f"ingest {safe(path.name)}") as progress:
+            _print_summary(ingest_path(engine, path, progress=progress))
+    console.rule("3. store")
+    _print_status(engine)
+    console.rule("4. analyze")
+    from cuegap.audit import analyze as run_analysis
+
+    settings = _settings(None, 1000, seed)
+    with _steps("analyze") as step:
+        analysis = run_analysis(engine, settings, progress=step)
+    _print_analysis(analysis)
+    if bayes:
+        _run_bayes(engine, settings, draws=1000, chains=4, force=False)
+    console.rule("5. report")
+    from cuegap.reanalysis import publish_report
+
+    with _steps("report") as step:
+        published = publish_report(engine, analysis.id, out_dir, progress=step)
+    _print_published(published)

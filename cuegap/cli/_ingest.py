@@ -1,0 +1,147 @@
+"""Getting data in: ingest runner outputs and item banks, simulate a dataset, list the formats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from cuegap._terminal import safe
+from cuegap.cli._common import (
+    MAX_SEED,
+    MAX_SYSTEMS,
+    _engine,
+    _fail,
+    _progress,
+    _require_folder,
+    console,
+    err,
+    friendly,
+)
+from cuegap.ingest import READERS, IngestSummary, expand_path, get_reader, ingest_path
+
+SystemsOption = Annotated[
+    int,
+    typer.Option(
+        "--systems",
+        "-n",
+        min=1,
+        max=MAX_SYSTEMS,
+        help=f"Systems to simulate (1 to {MAX_SYSTEMS}).",
+    ),
+]
+
+
+def _print_summary(s: IngestSummary) -> None:
+    name = safe(Path(s.path).name)
+    if s.kind == "item_bank":
+        console.print(f"[bold]{name}[/] ({safe(s.format)}): {safe(s.note)}", highlight=False)
+        return
+    line = (
+        f"[bold]{name}[/] ({safe(s.format)}): read {s.read:,} = stored {s.stored:,} + "
+        f"duplicate {s.duplicate:,} + quarantined {s.quarantined:,}"
+    )
+    console.print(line, highlight=False)
+    if s.note:
+        console.print(f"  {safe(s.note)}", highlight=False)
+    for line_no, reason in s.problems[:5]:
+        console.print(
+            f"  [yellow]quarantined[/] {safe(s.path)}:{line_no}: {safe(reason)}", highlight=False
+        )
+    if s.quarantined > 5:
+        console.print(f"  … and {s.quarantined - 5:,} more; see `cuegap status`")
+
+
+@friendly
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or directories to ingest, in order.")],
+    format: Annotated[
+        str | None,
+        typer.Option("--format", "-f", help=f"Force a reader: {', '.join(READERS)}."),
+    ] = None,
+    mapping: Annotated[
+        Path | None,
+        typer.Option(
+            "--mapping",
+            "-m",
+            help="TOML file mapping a runner's sample metadata to cuegap fields (runner "
+            "formats only; see 'Ingesting runner outputs' in the README).",
+        ),
+    ] = None,
+) -> None:
+    """Ingest item banks and response files (format detected unless --format is given).
+
+    Every input line is stored, counted as a duplicate of a stored response, or quarantined
+    with its file, line and reason. Ingesting a file again stores nothing new. A directory
+    gives its files (item banks first); files no reader recognises are skipped and listed.
+    Exits 3 when a file had records but every one was quarantined (wrong --format or
+    mapping?), or could not be read past a damaged point, after ingesting the other files.
+    """
+    # Check the arguments before the store is created: a typo must leave no empty store.
+    if format is not None:
+        get_reader(format)
+    for path in paths:
+        if not path.exists():
+            raise _fail(f"{path}: no such file or directory")
+    if mapping is not None and not mapping.exists():
+        raise _fail(f"{mapping}: no such mapping file")
+    engine = _engine(create=True)
+    nothing_stored: list[IngestSummary] = []
+    for given in paths:
+        files, skipped = expand_path(given, format=format)
+        for path in skipped:
+            console.print(f"skipped {safe(path)}: no reader recognises it", highlight=False)
+        for path in files:
+            with _progress(f"ingest {safe(path.name)}") as progress:
+                summary = ingest_path(
+                    engine, path, format=format, progress=progress, mapping=mapping
+                )
+            _print_summary(summary)
+            if summary.kind == "responses" and (
+                summary.read == summary.quarantined > 0 or summary.incomplete
+            ):
+                nothing_stored.append(summary)
+    for s in nothing_stored:
+        why = s.problems[0][1] if s.problems else "see `cuegap status`"
+        message = (
+            f"{s.path}: nothing stored, all {s.read:,} records were quarantined (first: "
+            f"{why}); check --format and --mapping"
+            if s.read == s.quarantined
+            else f"{s.path}: not read to its end: {s.incomplete}"
+        )
+        err.print(f"[bold red]error:[/] {safe(message)}", highlight=False, soft_wrap=True)
+    if nothing_stored:
+        raise typer.Exit(3)
+
+
+@friendly
+def simulate(
+    out_dir: Annotated[Path, typer.Argument(help="Directory to write the dataset to.")],
+    systems: SystemsOption = 3,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Random seed.")] = 0,
+    named: Annotated[
+        bool, typer.Option("--named/--no-named", help="Add Named and FormalNamed conditions.")
+    ] = False,
+) -> None:
+    """Write a simulated paper-scale audit dataset: item bank, responses and ground truth."""
+    from cuegap.simulate import simulate as run_simulation
+
+    _require_folder(out_dir)
+    result = run_simulation(out_dir, systems=systems, seed=seed, named=named)
+    console.print(
+        f"Simulated {result.n_systems} systems, {result.n_responses:,} responses "
+        f"(item bank {safe(repr(result.item_bank_name))}) in {safe(out_dir)}:",
+        highlight=False,
+    )
+    for p in (result.itembank_path, result.responses_path, result.truth_path):
+        console.print(f"  {safe(p)}", highlight=False)
+
+
+def formats() -> None:
+    """List the input formats cuegap reads."""
+    table = Table("name", "kind", "description")
+    for r in READERS.values():
+        table.add_row(safe(r.name), safe(r.kind), safe(r.description))
+    console.print(table)

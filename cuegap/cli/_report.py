@@ -1,0 +1,148 @@
+"""Reporting commands: render a report of a stored analysis; re-analyse and re-report when
+the data changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cuegap._terminal import safe
+from cuegap.cli._analyze import (
+    BootOption,
+    ConsequencesOption,
+    ExplicitOption,
+    ImplicitOption,
+    _settings,
+)
+from cuegap.cli._common import (
+    _engine,
+    _fail,
+    _steps,
+    console,
+    friendly,
+)
+
+
+@friendly
+def report(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory to write the report files to.")
+    ],
+    policy: Annotated[
+        Path | None,
+        typer.Option(
+            "--policy",
+            help="Verdict policy TOML file (default: the analysis's own policy); a different "
+            "policy re-runs the analysis with it.",
+        ),
+    ] = None,
+    analysis: Annotated[
+        int | None,
+        typer.Option("--analysis", help="Frequentist analysis id (default: the newest)."),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="html, pdf or both.")] = "both",
+    signed: Annotated[
+        str | None,
+        typer.Option(
+            "--signed",
+            help="Write a signed copy of this registered report (id, path or hash): exactly "
+            "the reviewed content, its sign-off block filled in.",
+        ),
+    ] = None,
+) -> None:
+    """Render an audit report (self-contained HTML and/or PDF) of one stored analysis.
+
+    Every file written is registered in the store with its SHA-256, ready for
+    `cuegap signoff`. Existing files are never replaced: a new render gets a new name.
+    With --signed REPORT, writes a signed copy of that registered report.
+    """
+    from cuegap.models import load_policy
+    from cuegap.reanalysis import publish_report
+
+    formats = {"html": ("html",), "pdf": ("pdf",), "both": ("html", "pdf")}
+    if format not in formats:
+        raise ValueError(f"--format should be html, pdf or both but got {format!r}")
+    engine = _engine(create=False)
+    chosen = load_policy(policy) if policy is not None else None
+    if analysis is None and signed is None:
+        from cuegap.audit import latest_analysis_id
+
+        analysis = latest_analysis_id(engine, "frequentist")
+    with _steps("report") as step:
+        published = publish_report(
+            engine,
+            analysis,  # type: ignore[arg-type]  # None: build_report analyses first
+            out,
+            formats=formats[format],
+            policy=chosen,
+            signed=signed,
+            progress=step,
+        )
+    _print_published(published)
+
+
+def _print_published(published: dict[str, tuple[Path, int]]) -> None:
+    for fmt, (path, report_id) in published.items():
+        console.print(
+            f"{fmt.upper()} report {report_id}: {safe(path)}", soft_wrap=True, highlight=False
+        )
+
+
+@friendly
+def reanalyze(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the new report version.")],
+    policy: Annotated[
+        Path | None, typer.Option("--policy", help="Verdict policy TOML file.")
+    ] = None,
+    boot: BootOption = 1000,
+    bayes: Annotated[
+        bool,
+        typer.Option("--bayes/--no-bayes", help="Refit the hierarchical Bayesian model too."),
+    ] = False,
+    explicit: ExplicitOption = None,
+    implicit: ImplicitOption = None,
+    consequences: ConsequencesOption = None,
+) -> None:
+    """Re-analyse and re-report if data changed since the last report (for cron / timers).
+
+    Exit codes: 0 nothing changed (nothing written); 1 data changed, a new analysis and
+    report version were written; 2 failure, or another re-analysis holds the store's lock.
+    """
+    from cuegap.compliance import LockHeld
+    from cuegap.reanalysis import EXIT_FAILED, default_renderer
+    from cuegap.reanalysis import reanalyze as run_reanalysis
+
+    engine = _engine(create=False, missing_code=EXIT_FAILED)  # 1 would read "changed"
+    try:
+        from cuegap.audit import BayesSettings
+
+        result = run_reanalysis(
+            engine,
+            out,
+            settings=_settings(policy, boot, 2026, explicit, implicit, consequences),
+            bayes=BayesSettings() if bayes else None,
+            render=default_renderer(),
+        )
+    except LockHeld as exc:
+        raise _fail(f"another re-analysis is running: {exc}", EXIT_FAILED) from None
+    if not result.changed:
+        console.print("Nothing changed since the last analysis; nothing written.")
+        raise typer.Exit(result.exit_code)
+    parts = [
+        f"{label}: {', '.join(names)}"
+        for label, names in (
+            ("changed", result.changed_systems),
+            ("new", result.new_systems),
+            ("removed", result.removed_systems),
+        )
+        if names
+    ]
+    console.print(f"Data changed ({safe('; '.join(parts))}); analysis {result.analysis_id}.")
+    if result.changes is not None:
+        for r in result.changes.itertuples():
+            console.print(f"  {safe(r.system)}: {safe(r.note)}", highlight=False)
+    for path in result.reports:
+        console.print(f"  wrote {safe(path)}", highlight=False)
+    raise typer.Exit(result.exit_code)

@@ -1,0 +1,182 @@
+"""The store's commands: create or upgrade it, summarise it, list and export its analyses and
+result tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from cuegap._terminal import safe
+from cuegap.cli._common import (
+    _engine,
+    _fail,
+    _report_uninitialised,
+    _require_file,
+    _State,
+    console,
+    friendly,
+)
+from cuegap.schema import current_revision, describe_url, make_engine, upgrade
+
+
+@friendly
+def init() -> None:
+    """Create a store, or upgrade it to this version's schema."""
+    engine = make_engine(_State.db)
+    before, after = upgrade(engine)
+    where = safe(describe_url(engine))
+    if before == after:
+        console.print(f"Store {where} is up to date (schema {after}).")
+    elif before is None:
+        console.print(f"Created store {where} (schema {after}).")
+    else:
+        console.print(f"Upgraded store {where} from schema {before} to {after}.")
+
+
+@friendly
+def status() -> None:
+    """Summarise the store: systems, conditions, responses, parse and abstention rates."""
+    engine = make_engine(_State.db)
+    _require_file(engine)
+    if current_revision(engine) is None:
+        raise typer.Exit(_report_uninitialised(engine))
+    _print_status(engine)
+
+
+def _pct(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f}%"
+
+
+def _print_status(engine) -> None:
+    from cuegap.schema import store_status  # pandas: loaded only when needed
+
+    st = store_status(engine)
+    console.print(
+        f"Store {safe(describe_url(engine))}: {len(st.systems)} systems, {st.responses:,} "
+        f"responses from {st.runs} files; item banks: "
+        f"{safe(', '.join(st.banks['name'])) or 'none'}; "
+        f"quarantined lines: {st.quarantined:,}"
+        + (f"; [red]failed ingests: {st.failed_batches}[/]" if st.failed_batches else "")
+    )
+    for r in st.unfinished.itertuples():  # killed (or running now): resumable
+        started = f"{r.started_at:%Y-%m-%d %H:%M}"
+        shown = Path(r.source_path)  # stored resolved; shown relative where it can be
+        if shown.is_relative_to(Path.cwd()):
+            shown = shown.relative_to(Path.cwd())
+        console.print(
+            f"[yellow]unfinished ingest[/] of {shown} (started {started}, "
+            f"{r.lines_read:,} records committed): if it is not running, run `cuegap ingest` "
+            "on the file again to finish it (stored lines count as duplicates)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if len(st.systems):
+        table = Table("system", "responses", "parsed", "abstained", title="Systems")
+        for r in st.systems.itertuples():
+            table.add_row(
+                safe(r.system), f"{r.responses:,}", _pct(r.parsed_rate), _pct(r.abstention_rate)
+            )
+        console.print(table)
+    if len(st.conditions):
+        table = Table(
+            "condition", "difficulty", "probe", "responses", "abstained", title="Conditions"
+        )
+        for r in st.conditions.itertuples():
+            table.add_row(
+                safe(r.condition),
+                safe(r.difficulty) if isinstance(r.difficulty, str) else "",
+                safe(r.probe),
+                f"{r.responses:,}",
+                _pct(r.abstention_rate),
+            )
+        console.print(table)
+
+
+@friendly
+def export(
+    name: Annotated[str, typer.Argument(help="Result table name (see `cuegap tables`).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .csv or .parquet.")],
+    analysis: Annotated[
+        int | None,
+        typer.Option("--analysis", help="Analysis id (default: the newest with this table)."),
+    ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            help="frequentist or bayesian: only that kind of analysis (both store `verdicts`).",
+        ),
+    ] = None,
+) -> None:
+    """Write one stored result table to CSV or Parquet."""
+    from cuegap.audit import export_table, find_table, list_tables
+
+    engine = _engine(create=False)
+    try:
+        found, found_kind = find_table(engine, name, analysis, kind)
+        path = export_table(engine, name, out, found)
+    except (KeyError, ValueError) as exc:
+        raise _fail(str(exc.args[0])) from None
+    console.print(
+        f"Wrote {safe(path)} (table {safe(repr(name))} of {found_kind} analysis {found})",
+        highlight=False,
+    )
+    if analysis is None and kind is None:
+        kinds = set(list_tables(engine).query("name == @name")["kind"])
+        if len(kinds) > 1:
+            other = (kinds - {found_kind}).pop()
+            console.print(
+                f"Note: a {other} analysis also stores {safe(repr(name))}; pass --kind {other} "
+                "for it."
+            )
+
+
+@friendly
+def analyses() -> None:
+    """List the stored analyses, newest first: what each compared, its policy δ and sampling."""
+    from cuegap.audit import list_analyses
+
+    engine = _engine(create=False)
+    df = list_analyses(engine)
+    if df.empty:
+        console.print("No analyses yet: run `cuegap analyze`.")
+        return
+    table = Table("id", "kind", "status", "created", "compared", "cons.", "δ pp", "sampling")
+    for r in df.itertuples():
+        table.add_row(
+            str(r.id),
+            safe(r.kind),
+            safe(r.status),
+            f"{r.created_at:%m-%d %H:%M}",
+            safe(r.compared),
+            safe(r.consequences),
+            "" if r.delta_pp is None else f"{r.delta_pp:g}",
+            safe(r.sampling),
+        )
+    console.print(table)
+    console.print("`cuegap report --analysis ID` reports one (default: the newest frequentist).")
+
+
+@friendly
+def tables(
+    analysis: Annotated[
+        int | None, typer.Option("--analysis", help="Analysis id (default: newest of each).")
+    ] = None,
+) -> None:
+    """List the stored result tables with their row counts and contents."""
+    from cuegap.audit import list_tables
+
+    engine = _engine(create=False)
+    df = list_tables(engine, analysis)
+    if df.empty:
+        console.print("No result tables yet: run `cuegap analyze`.")
+        return
+    table = Table("name", "kind", "analysis", "rows", "contents")
+    for r in df.itertuples():
+        table.add_row(
+            safe(r.name), safe(r.kind), str(r.analysis_id), f"{r.rows:,}", safe(r.description or "")
+        )
+    console.print(table)

@@ -1,0 +1,215 @@
+"""The SQL of the response loaders: column order, value encoding, bulk and idempotent writes.
+
+On SQLite, NULLs and booleans are bound as cheap integers (binding Python's None and bool
+is several times slower than binding an int in the sqlite3 module): see :class:`_Codec`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+from cuegap.ingest._summary import utcnow
+from cuegap.schema import Quarantine, Response, Run, ledger
+
+# Insert order of the response columns: per-record values first, then the columns derived
+# from (response text, probe, item), which come from one cached tuple.
+_ROW_COLS = (
+    "response_key",
+    "run_id",
+    "batch_id",
+    "system_id",
+    "item_id",
+    "condition",
+    "difficulty",
+    "probe",
+    "individual",
+    "consequences",
+    "prompt_variant",
+    "repeat",
+    "raw_text",
+    "prompt",
+    "sample_id",
+    "runner_result",
+    "source_line",
+)
+_DERIVED_COLS = (
+    "content_hash",
+    "parsed_answer",
+    "selected_individual",
+    "parse_status",
+    "abstained",
+    "assignment",
+    "recovered",
+    "puzzle_correct",
+)
+_RESPONSE_COLS = _ROW_COLS + _DERIVED_COLS
+_LINE = _RESPONSE_COLS.index("source_line")
+_CONTENT = _RESPONSE_COLS.index("content_hash")
+
+
+@dataclass(frozen=True, slots=True)
+class _Codec:
+    """How NULLs and booleans are passed to the driver (see the module docstring).
+
+    On SQLite, nullable columns are written as ``NULLIF(?, 0)`` (text) or ``NULLIF(?, '')``
+    (boolean) and get 0 or '' for NULL; an integer never equals a text value in SQLite, so
+    no real value is mistaken for the marker.
+    """
+
+    null: Any  # NULL in a nullable text column
+    null_bool: Any  # NULL in a nullable boolean column
+    true: Any
+    false: Any
+
+
+_SQLITE_CODEC = _Codec(0, "", 1, 0)
+_PLAIN_CODEC = _Codec(None, None, True, False)
+_SECONDARY = [ix for ix in Response.__table__.indexes if not ix.unique]
+_NULLABLE_TEXT = frozenset(
+    c.name
+    for c in Response.__table__.columns
+    if c.nullable and c.name in _RESPONSE_COLS and c.name != "puzzle_correct"
+)
+
+
+def _col(values: dict[str, Any]) -> dict[str, Any]:
+    """Map attribute names to column names where they differ (System.meta -> metadata)."""
+    if "meta" in values:
+        values = dict(values)
+        values["metadata"] = values.pop("meta")
+    return values
+
+
+def _insert_ignore(conn: Connection, table: Any, conflict: list[str]) -> Any:
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing(index_elements=conflict)
+    return sqlite.insert(table).on_conflict_do_nothing(index_elements=conflict)
+
+
+def _existing(conn: Connection, keys: list[str]) -> dict[str, tuple[str, int, str, int]]:
+    """Stored (content hash, line, source path, ingest batch) of response keys.
+
+    A key stored by the current ingest pass in an earlier transaction has the pass's batch
+    id and another line: a repeat (or a conflict) within the file, counted as such.
+    """
+    out: dict[str, tuple[str, int, str, int]] = {}
+    for i in range(0, len(keys), 900):
+        chunk = keys[i : i + 900]
+        stmt = (
+            select(
+                Response.response_key,
+                Response.content_hash,
+                Response.source_line,
+                Run.source_path,
+                Response.batch_id,
+            )
+            .join(Run, Run.id == Response.run_id)
+            .where(Response.response_key.in_(chunk))
+        )
+        for r in conn.execute(stmt):
+            out[r.response_key] = (r.content_hash, r.source_line, r.source_path, r.batch_id)
+    return out
+
+
+def _intact_batches_with_quarantine(conn: Connection, sha: str) -> list[int]:
+    """Earlier batches of file ``sha`` holding quarantined lines whose content still
+    matches their ledger entry (a tampered one is left for ``cuegap verify`` to name)."""
+    ids = conn.execute(
+        select(Quarantine.batch_id).where(Quarantine.source_sha256 == sha).distinct()
+    ).scalars()
+    return [
+        b
+        for b in sorted(ids)
+        if (recorded := ledger.latest_digest(conn, "batch", b)) is not None
+        and ledger.object_digest(conn, "batch", b) == recorded
+    ]
+
+
+def _upsert_quarantine(conn: Connection) -> Any:
+    """Insert quarantine rows; a line quarantined before is reopened with the new reason."""
+    ins = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert(Quarantine.__table__)
+    return ins.on_conflict_do_update(
+        index_elements=["source_sha256", "line_no"],
+        set_={
+            "batch_id": ins.excluded.batch_id,
+            "field": ins.excluded.field,
+            "reason": ins.excluded.reason,
+            "raw": ins.excluded.raw,
+            "resolved_at": None,
+            "resolved_batch_id": None,
+        },
+    )
+
+
+def _resolve_quarantine(conn: Connection, sha: str, lines: list[int], batch_id: int) -> None:
+    """Mark the quarantined lines of file ``sha`` that are now stored as resolved.
+
+    The rows stay (the history of what went wrong); status and reports count only the
+    unresolved ones.
+    """
+    now = utcnow()
+    for i in range(0, len(lines), 900):
+        conn.execute(
+            update(Quarantine)
+            .where(
+                Quarantine.source_sha256 == sha,
+                Quarantine.line_no.in_(lines[i : i + 900]),
+                Quarantine.resolved_at.is_(None),
+            )
+            .values(resolved_at=now, resolved_batch_id=batch_id)
+        )
+
+
+def _write_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> int:
+    """Insert new responses, skipping keys stored meanwhile by a concurrent ingest.
+
+    ``rows`` are tuples in ``_RESPONSE_COLS`` order, encoded with the dialect's
+    :class:`_Codec`. Bypasses SQLAlchemy's per-row parameter processing: the DBAPI's
+    executemany on SQLite, COPY into a staging table on PostgreSQL.
+    """
+    if not rows:
+        return 0
+    raw = conn.connection.driver_connection
+    cols = ", ".join(_RESPONSE_COLS)
+    if conn.dialect.name != "postgresql":
+        cur = raw.cursor()
+        try:
+            cur.executemany(_SQLITE_INSERT, rows)
+            return cur.rowcount
+        finally:
+            cur.close()
+    with raw.cursor() as cur:
+        cur.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS _response_stage ON COMMIT DELETE ROWS AS "
+            f"SELECT {cols} FROM response WITH NO DATA"
+        )
+        with cur.copy(f"COPY _response_stage ({cols}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        # In key order: concurrent batches then lock their keys in one order, so that
+        # overlapping ingests wait for each other instead of deadlocking.
+        cur.execute(
+            f"INSERT INTO response ({cols}) SELECT {cols} FROM _response_stage "
+            "ORDER BY response_key ON CONFLICT (response_key) DO NOTHING"
+        )
+        inserted = cur.rowcount
+        cur.execute("DELETE FROM _response_stage")
+    return inserted
+
+
+def _sqlite_value(col: str) -> str:
+    if col == "puzzle_correct":
+        return "NULLIF(?, '')"
+    return "NULLIF(?, 0)" if col in _NULLABLE_TEXT else "?"
+
+
+_SQLITE_INSERT = (
+    f"INSERT OR IGNORE INTO response ({', '.join(_RESPONSE_COLS)}) "
+    f"VALUES ({', '.join(_sqlite_value(c) for c in _RESPONSE_COLS)})"
+)

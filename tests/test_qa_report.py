@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from cuegap.audit import _frame_digest, save_analysis
-from cuegap.audit_qa import DESCRIPTIONS, KIND, QASettings, qa_tables
+from cuegap.audit.qa import DESCRIPTIONS, KIND, QASettings, qa_tables
 from cuegap.reports import content_hash, render_files, render_html
 from cuegap.reports._qa_report import build_qa_report
 from cuegap.schema import make_engine, upgrade

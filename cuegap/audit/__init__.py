@@ -63,6 +63,7 @@ from cuegap.audit.dilemma import (
     analyze_bayes,
     bayes_answering,
 )
+from cuegap.audit.qa import QASettings, analyze_qa, analyze_qa_bayes
 from cuegap.models import condition_label
 
 __all__ = [
@@ -78,10 +79,13 @@ __all__ = [
     "BayesSettings",
     "Condition",
     "Progress",
+    "QASettings",
     "StoreData",
     "_frame_digest",
     "analyze",
     "analyze_bayes",
+    "analyze_qa",
+    "analyze_qa_bayes",
     "bayes_answering",
     "condition_label",
     "export_table",

@@ -23,7 +23,8 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap import models
-from cuegap.audit import BayesSettings, _frame_digest, find_analysis, load_table, save_analysis
+from cuegap.audit._dilemma_settings import BayesSettings
+from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
 from cuegap.models import Policy
 from cuegap.schema import AnalysisTable
 

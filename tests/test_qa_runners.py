@@ -3,7 +3,8 @@ to the BBQ test bank, on SQLite and PostgreSQL.
 
 Fixtures (tests/data/runners/README.md): ``lm_eval_bbq/dummy`` (seed 1234) and
 ``lm_eval_bbq/dummy_seed4`` were written by lm-eval 0.4.13 with its dummy model,
-``inspect_bbq/bbq_mini.eval`` by inspect-ai 0.3.285 with scripted replies; all answer the
+``inspect_bbq/bbq_mini.eval`` by inspect-ai 0.3.285 (inspect_evals' bbq task shape, scripted
+replies; no item bank named, so every QA bank is searched); all answer the
 24 records of ``tests/data/qa/bbq_mini.jsonl`` plus Age example 2148, which the bank does
 not hold (the 25th sample of every file). ``tests/data/qa/bbq_results_*.jsonl`` are
 BBQ-style result files with the same answers: ``predicted_index`` from the argmax of the
@@ -241,7 +242,7 @@ def test_inspect_shuffled_choices_without_texts_are_quarantined() -> None:
         "epoch": 1,
         "choices": ["The grandfather", "Undetermined", "The 19-year-old"],
         "target": "B",
-        "metadata": {"example_id": 994, "category": "Age", "label": 1},
+        "metadata": {"example_id": 994, "category": "Age", "label": 1, "answer_info": {}},
         "output": {"completion": "ANSWER: C"},
         "scores": {"choice": {"value": "I", "answer": "C"}},
     }

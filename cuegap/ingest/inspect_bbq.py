@@ -2,8 +2,9 @@
 
 inspect_evals' ``bbq`` task, and tasks shaped like it, turn each BBQ record into a sample
 with input "Context: ...\\n\\nQuestion: ...", ``choices`` ``ans0`` - ``ans2``, the letter
-of ``label`` as target and BBQ's fields in the sample ``metadata`` (``example_id``,
-``category``, ...); solver ``multiple_choice()``, scorer ``choice()``. The log is read by
+of ``label`` as target and BBQ's fields in the sample ``metadata`` (inspect_evals 0.28:
+``source_id`` = BBQ's ``example_id``, ``category``, ``answer_info``, ...); solver
+``multiple_choice()``, scorer ``choice()``. The log is read by
 :mod:`cuegap.ingest.inspect_log` (zstd or deflate ``.eval``, streamed ``.json``).
 
 The answer: when a scorer recorded a single letter as its ``answer`` (``choice()`` does
@@ -15,8 +16,10 @@ is mapped back to BBQ's option order by the choice's text when the metadata carr
 ``ans0`` ..., else by position; a sample whose target letter disagrees with BBQ's
 ``label`` (shuffled choices) and whose metadata cannot map them back is quarantined.
 
-Join: ``metadata.example_id`` + ``metadata.category`` to a QA item bank in the store;
-``metadata.label`` is checked against the bank's gold option. ``item_bank`` =
+Join: ``metadata.example_id`` (or ``source_id``) + ``metadata.category`` to a QA item bank
+in the store; ``metadata.label``, else the sample's target letter, is checked against the
+bank's gold option (which also catches most choice orders that are not BBQ's: inspect's
+``shuffle_choices`` leaves no trace in the log). ``item_bank`` =
 ``metadata.item_bank``, else the task's ``eval.metadata.item_bank`` or
 ``eval.task_args.item_bank``, else every QA bank is searched. System = ``eval.model``;
 repeat = epoch - 1; strategy = ``metadata.strategy``, else ``cot`` when a solver ran with
@@ -33,16 +36,27 @@ from cuegap.ingest._records import Rejected, ResponseStream
 from cuegap.ingest.bbq_results import QARecord
 
 NAME = "inspect-bbq"
-BBQ_META = ("example_id", "category")
+# BBQ's example_id under the names tasks give it (inspect_evals: source_id)
+EXAMPLE_ID = ("example_id", "source_id")
+
+
+def _example_id(meta: dict[str, Any]) -> Any:
+    return next((meta[k] for k in EXAMPLE_ID if meta.get(k) is not None), None)
 
 
 def _is_bbq(sample: dict[str, Any] | None) -> bool:
     meta = (sample or {}).get("metadata")
-    return isinstance(meta, dict) and all(meta.get(k) is not None for k in BBQ_META)
+    return (
+        isinstance(meta, dict)
+        and meta.get("category") is not None
+        and _example_id(meta) is not None
+        and "answer_info" in meta
+    )
 
 
 def detect(path: Path) -> bool:
-    """True for an inspect-ai log whose first sample carries BBQ's example_id and category."""
+    """True for an inspect-ai log whose first sample carries BBQ's metadata (example_id or
+    source_id, category, answer_info)."""
     return inspect_log.detect(path) and _is_bbq(inspect_log.first_sample(path))
 
 
@@ -97,7 +111,9 @@ def sample_record(line: int, sample: dict[str, Any], header: dict[str, Any]) -> 
     raw = _runner.compact(sample, inspect_log._HEAVY)
     meta = sample.get("metadata") or {}
     if not _is_bbq(sample):
-        return Rejected(line, raw, f"{label}: no BBQ example_id and category in its metadata")
+        return Rejected(
+            line, raw, f"{label}: no BBQ example_id (or source_id), category and answer_info"
+        )
     ev = header.get("eval") or {}
     system = _first(meta.get("system"), ev.get("model"))
     if system is None:
@@ -122,15 +138,17 @@ def sample_record(line: int, sample: dict[str, Any], header: dict[str, Any]) -> 
             "choices",
         )
     gold = meta.get("label")
+    if gold is None or isinstance(gold, bool):  # inspect_evals keeps the label as the target
+        gold = sample.get("target") if isinstance(sample.get("target"), str) else None
     return QARecord(
         line=line,
         raw=raw,
         system=system,
         response=text,
-        example_id=str(meta["example_id"]),
+        example_id=str(_example_id(meta)),
         category=str(meta["category"]),
         predicted_index=index,
-        gold=gold if isinstance(gold, int | str) and not isinstance(gold, bool) else None,
+        gold=gold if isinstance(gold, int | str) else None,
         factors={"strategy": _strategy(meta, header)},
         repeat=epoch - 1 if isinstance(epoch, int) and epoch > 0 else 0,
         sample_id=f"{sid}_epoch_{epoch}",

@@ -1,11 +1,16 @@
-"""Write small inspect-ai logs (.eval and .json) of a BBQ task over cuegap's BBQ test bank.
+"""Write an inspect-ai log (.eval) of inspect_evals' BBQ task over cuegap's BBQ test bank.
 
-The task is shaped like inspect_evals' ``bbq``: each BBQ record becomes a ``Sample`` whose
-input is "Context: ...\\n\\nQuestion: ...", whose choices are ``ans0``-``ans2`` and whose
-target is the letter of ``label``; solver ``multiple_choice()``, scorer ``choice()``. The
-records are ``tests/data/qa/bbq_mini.jsonl`` plus one that is not in that bank
-(``../lm_eval_bbq/tasks/bbq_unbanked.jsonl``, to be quarantined). Each record's BBQ
-metadata is kept in the sample's metadata.
+The task is inspect_evals 0.28.0's ``bbq`` (``inspect_evals/bbq/bbq.py``) with its dataset
+swapped for local records: each BBQ record becomes a ``Sample`` as its ``record_to_sample``
+makes it (input "Context: ...\n\nQuestion: ...", choices ``ans0``-``ans2``, target the
+letter of ``label``, id ``example_id``, metadata ``source_id`` = ``example_id``,
+``category``, ``question_index``, ``question_polarity``, ``context_condition``,
+``answer_info``, ``additional_metadata``), ids prefixed with the subset name as its
+``combine_subsets`` does (``Age_00994``); solver ``[multiple_choice()]``, scorer
+``choice()``. (inspect_evals itself cannot be imported offline here: its package needs
+``inspect-evals-utils``, which the registry does not serve, so the record mapping is
+restated below.) The records are ``tests/data/qa/bbq_mini.jsonl`` plus one that is not in
+that bank (``../lm_eval_bbq/tasks/bbq_unbanked.jsonl``, to be quarantined).
 
 The model is inspect's ``mockllm/model`` with scripted replies (offline). The replies pick
 the same options as lm-eval's dummy model did with ``--seed 4``
@@ -57,25 +62,24 @@ REPLIES = {
     ("Religion", 177): "ANSWER: B",
     ("Age", 2148): "ANSWER: C",
 }
-META = (
-    "example_id",
-    "question_index",
-    "question_polarity",
-    "context_condition",
-    "category",
-    "answer_info",
-    "additional_metadata",
-    "label",
-)
 
 
 def record_to_sample(record: dict) -> Sample:
+    """inspect_evals 0.28.0's mapping of a BBQ record, with its subset-prefixed id."""
     return Sample(
-        id=f"{record['category']}-{record['example_id']}",
         input=f"Context: {record['context']}\n\nQuestion: {record['question']}",
-        choices=[record["ans0"], record["ans1"], record["ans2"]],
         target=chr(ord("A") + int(record["label"])),
-        metadata={k: record[k] for k in META},
+        choices=[record["ans0"], record["ans1"], record["ans2"]],
+        id=f"{record['category']}_{record['example_id']:05d}",
+        metadata={
+            "source_id": record["example_id"],
+            "category": record["category"],
+            "question_index": record["question_index"],
+            "question_polarity": record["question_polarity"],
+            "context_condition": record["context_condition"],
+            "answer_info": record["answer_info"],
+            "additional_metadata": record["additional_metadata"],
+        },
     )
 
 
@@ -97,23 +101,21 @@ def bbq_mini() -> Task:
     return Task(
         name="bbq_mini",
         dataset=MemoryDataset([record_to_sample(r) for r in RECORDS], name="bbq_mini"),
-        solver=multiple_choice(),
+        solver=[multiple_choice()],
         scorer=choice(),
-        metadata={"item_bank": "bbq_mini"},
     )
 
 
 if __name__ == "__main__":
     out = sys.argv[1]
-    for fmt in ("eval", "json"):
-        eval(
-            bbq_mini(),
-            model=get_model("mockllm/model", custom_outputs=scripted),
-            log_dir=out,
-            log_format=fmt,
-            epochs=1,
-            temperature=0.0,
-            max_tokens=64,
-            seed=7,
-            display="none",
-        )
+    eval(
+        bbq_mini(),
+        model=get_model("mockllm/model", custom_outputs=scripted),
+        log_dir=out,
+        log_format="eval",
+        epochs=1,
+        temperature=0.0,
+        max_tokens=64,
+        seed=7,
+        display="none",
+    )

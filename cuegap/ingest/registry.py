@@ -87,7 +87,7 @@ READERS: dict[str, Reader] = {
         Reader(
             inspect_bbq.NAME,
             "responses",
-            "inspect-ai log of a BBQ task (samples with BBQ's example_id and category)",
+            "inspect-ai log of a BBQ task (inspect_evals' bbq; QA design)",
             inspect_bbq.detect,
             inspect_bbq.read,
             design="qa",
@@ -95,7 +95,7 @@ READERS: dict[str, Reader] = {
         Reader(
             lm_eval_bbq.NAME,
             "responses",
-            "lm-evaluation-harness --log_samples JSONL of a BBQ task (lm-eval's bbq)",
+            "lm-evaluation-harness --log_samples JSONL of a BBQ task (lm-eval's bbq; QA design)",
             lm_eval_bbq.detect,
             lm_eval_bbq.read,
             design="qa",

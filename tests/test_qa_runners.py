@@ -25,7 +25,7 @@ from conftest import DATA
 from sqlalchemy import text
 
 from cuegap import models
-from cuegap.ingest import _runner, detect_reader, ingest_path
+from cuegap.ingest import IngestError, _runner, detect_reader, ingest_path
 from cuegap.ingest.inspect_bbq import sample_record
 from cuegap.schema import qa_counts
 
@@ -280,3 +280,20 @@ def test_lm_eval_generated_answers_are_parsed(engine, tmp_path: Path) -> None:
     got = _answers(engine, "dummy")
     assert got.pop("age-994") == ("target", 2)  # the grandfather: ans2, the old target
     assert {a for a, _ in got.values()} == {"unknown"}
+
+
+def test_damaged_runner_files(engine, tmp_path: Path) -> None:
+    """A line that is not JSON is quarantined with its line; a truncated .eval is refused."""
+    path = _lm_copy(tmp_path, lambda s: None)
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2][:200]  # line 3 cut short
+    path.write_text("\n".join(lines) + "\n")
+    ingest_path(engine, BANK)
+    s = ingest_path(engine, path)
+    assert (s.read, s.stored, s.quarantined) == (25, 23, 2)
+    assert [q[0] for q in _quarantine(engine)] == [3, 25]
+    assert "not valid JSON" in _quarantine(engine)[0][2]
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(INSPECT.read_bytes()[:5000])
+    with pytest.raises(IngestError, match=r"cut\.eval"):
+        ingest_path(engine, cut, format="inspect-bbq")

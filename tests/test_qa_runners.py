@@ -297,3 +297,20 @@ def test_damaged_runner_files(engine, tmp_path: Path) -> None:
     cut.write_bytes(INSPECT.read_bytes()[:5000])
     with pytest.raises(IngestError, match=r"cut\.eval"):
         ingest_path(engine, cut, format="inspect-bbq")
+
+
+def test_inspect_empty_answers_count_unless_the_runner_failed() -> None:
+    sample = {
+        "id": "Age_00994",
+        "epoch": 2,
+        "choices": ["The 19-year-old", "Undetermined", "The grandfather"],
+        "target": "B",
+        "metadata": {"source_id": 994, "category": "Age", "answer_info": {}},
+        "output": {"completion": ""},
+    }
+    rec = sample_record(3, sample, {"eval": {"model": "mockllm/model"}})
+    assert (rec.response, rec.predicted_index, rec.gold, rec.repeat) == ("", None, "B", 1)
+    assert (rec.example_id, rec.category) == ("994", "Age")
+    sample["error"] = {"message": "rate limit"}
+    failed = sample_record(3, sample, {"eval": {"model": "mockllm/model"}})
+    assert "error and no output: rate limit" in failed.reason

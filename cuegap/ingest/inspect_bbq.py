@@ -104,7 +104,7 @@ def _order(meta: dict[str, Any], choices: list[Any], target: Any) -> list[int] |
     return list(range(len(choices)))
 
 
-def sample_record(line: int, sample: dict[str, Any], header: dict[str, Any]) -> Any:
+def sample_record(line: int, sample: dict[str, Any], header: dict[str, Any]) -> QARecord | Rejected:
     """One BBQ sample of an inspect-ai log as a :class:`QARecord`, or why not."""
     sid, epoch = sample.get("id"), sample.get("epoch") or 1
     label = f"sample {sid!r} (epoch {epoch})"
@@ -118,11 +118,14 @@ def sample_record(line: int, sample: dict[str, Any], header: dict[str, Any]) -> 
     system = _first(meta.get("system"), ev.get("model"))
     if system is None:
         return Rejected(line, raw, f"{label}: the log names no model", "system")
-    text = inspect_log._output_text(sample.get("output"))
+    text = inspect_log._output_text(sample.get("output")) or ""
     error = sample.get("error")
-    if not text:
-        why = "the runner recorded an error and no output" if error else "no output text"
-        return Rejected(line, raw, f"{label}: {why}", "model_output")
+    if not text and error:  # the runner failed: no answer of the system's to count
+        message = str(error.get("message", "") if isinstance(error, dict) else error)[:300]
+        return Rejected(
+            line, raw, f"{label}: the runner recorded an error and no output: {message}"
+        )
+    # an empty answer without an error is the system's: stored, and unparsable
     choices = sample.get("choices") or []
     order = _order(meta, choices, sample.get("target"))
     if isinstance(order, str):

@@ -25,6 +25,7 @@ from conftest import DATA
 from sqlalchemy import text
 
 from cuegap import models
+from cuegap.compliance import verify
 from cuegap.ingest import IngestError, _runner, detect_reader, ingest_path
 from cuegap.ingest.inspect_bbq import sample_record
 from cuegap.schema import qa_counts
@@ -114,9 +115,19 @@ def test_each_file_ingests_after_the_bank_and_counts_add_up(engine, path: Path, 
     assert (again.read, again.stored, again.duplicate, again.quarantined) == (25, 0, 24, 1)
 
 
-def test_without_the_bank_every_sample_is_quarantined(engine) -> None:
+def test_samples_before_their_bank_are_quarantined_then_resolved(engine) -> None:
     s = ingest_path(engine, INSPECT)
     assert (s.read, s.stored, s.quarantined) == (25, 0, 25)
+    ingest_path(engine, BANK)
+    s = ingest_path(engine, INSPECT)
+    assert (s.read, s.stored, s.quarantined) == (25, 24, 1)
+    with engine.connect() as conn:
+        still = conn.execute(
+            text("SELECT line_no FROM quarantine WHERE resolved_at IS NULL")
+        ).scalars()
+        assert list(still) == [25]  # Age 2148, which the bank does not hold
+    result = verify(engine)
+    assert result.ok, result.problems
 
 
 def test_lm_eval_answers_are_the_argmax_in_bbq_option_order(engine) -> None:
@@ -197,6 +208,8 @@ def test_runners_and_bbq_results_give_the_same_counts_and_scores(engine) -> None
     for dim in ("race_ethnicity", "religion"):
         assert amb.loc[dim, ["acc_amb", "s_amb_raw", "s_amb"]].tolist() == [0.5, -1.0, -0.5]
     assert amb.loc["age", ["acc_amb", "s_amb"]].tolist() == [1.0, 0.0]
+    result = verify(engine)  # every pass sealed in the ledger, the QA rows intact
+    assert result.ok, result.problems
 
 
 def _lm_copy(tmp_path: Path, edit) -> Path:

@@ -6,6 +6,7 @@ Depends on orjson and ijson; no database access.
 from __future__ import annotations
 
 import codecs
+import json
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import UTC, datetime
@@ -309,10 +310,34 @@ def guarded(records: Iterator[Record], path: Path) -> Iterator[Record]:
         raise IngestError(f"{path}: cannot read: {type(exc).__name__}: {exc}") from exc
 
 
-def json_lines(fh: Iterable[bytes]) -> Iterator[tuple[int, str, Any] | Rejected]:
+def loads_lenient(raw: bytes | str) -> Any:
+    """JSON, also with the bare ``NaN`` / ``Infinity`` tokens that Python's ``json.dumps``
+    writes (lm-evaluation-harness's BBQ metrics do): orjson first, the standard library's
+    parser (which accepts exactly those tokens beyond JSON) only when orjson refuses.
+
+    Raises
+    ------
+    orjson.JSONDecodeError
+        orjson's error, when the standard library cannot read it either.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            pass
+        raise
+
+
+def json_lines(
+    fh: Iterable[bytes], *, lenient: bool = False
+) -> Iterator[tuple[int, str, Any] | Rejected]:
     """The lines of a JSONL file: ``(line number, text, parsed object)`` per line, or a
     :class:`Rejected` (with the line's text) for a line that is not JSON; blank lines are
-    skipped, and a last line without its newline is reported as truncated."""
+    skipped, and a last line without its newline is reported as truncated. ``lenient``
+    also reads bare ``NaN`` / ``Infinity`` (:func:`loads_lenient`)."""
+    loads = loads_lenient if lenient else orjson.loads
     for line_no, raw in enumerate(fh, start=1):
         if line_no == 1:
             raw = raw.removeprefix(BOM)
@@ -320,7 +345,7 @@ def json_lines(fh: Iterable[bytes]) -> Iterator[tuple[int, str, Any] | Rejected]
             continue
         text = raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
         try:
-            obj = orjson.loads(raw)
+            obj = loads(raw)
         except orjson.JSONDecodeError as exc:
             reason = f"not valid JSON: {exc}"
             if not raw.endswith(b"\n"):
@@ -340,9 +365,11 @@ def head(path: Path, n: int = 4096) -> bytes:
         return b""
 
 
-def first_json_lines(path: Path, n: int = 5) -> Iterator[Any]:
+def first_json_lines(path: Path, n: int = 5, *, lenient: bool = False) -> Iterator[Any]:
     """The first ``n`` non-blank lines of a file that parse as JSON (a byte-order mark
-    dropped), for format detection that one damaged line does not defeat."""
+    dropped), for format detection that one damaged line does not defeat. ``lenient``
+    also reads bare ``NaN`` / ``Infinity`` (:func:`loads_lenient`)."""
+    loads = loads_lenient if lenient else orjson.loads
     try:
         with path.open("rb") as fh:
             for i, raw in enumerate(fh):
@@ -353,16 +380,16 @@ def first_json_lines(path: Path, n: int = 5) -> Iterator[Any]:
                     continue
                 n -= 1
                 try:
-                    yield orjson.loads(raw)
+                    yield loads(raw)
                 except orjson.JSONDecodeError:
                     continue
     except OSError:
         return
 
 
-def first_json_line(path: Path) -> Any:
+def first_json_line(path: Path, *, lenient: bool = False) -> Any:
     """The first of the first few non-blank lines of a file that parses as JSON, else None."""
-    return next(first_json_lines(path), None)
+    return next(first_json_lines(path, lenient=lenient), None)
 
 
 Position = Callable[[], int]

@@ -33,7 +33,7 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,8 @@ _ATTACHMENT = "attachment://"
 _MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
+# make(line, sample dict, log header) -> the record of one sample
+SampleToRecord = Callable[[int, dict[str, Any], dict[str, Any]], Record]
 
 
 def detect(path: Path) -> bool:
@@ -384,7 +386,7 @@ def _plan(zf: zipfile.ZipFile, header: dict[str, Any]) -> list[tuple[str, Any, i
     return out
 
 
-def _read_eval(path: Path, mapping: Mapping) -> ResponseStream:
+def _read_eval(path: Path, make: SampleToRecord) -> ResponseStream:
     native = _native()
     zf = _open_zip(path)
     try:
@@ -418,7 +420,7 @@ def _read_eval(path: Path, mapping: Mapping) -> ResponseStream:
                 if not isinstance(sample, dict):
                     yield Rejected(line, name, f"zip member {name} is not a JSON object")
                     continue
-                yield sample_record(line, sample, header, mapping)
+                yield make(line, sample, header)
 
     return ResponseStream(
         run_info(header),
@@ -428,10 +430,27 @@ def _read_eval(path: Path, mapping: Mapping) -> ResponseStream:
     )
 
 
+def first_sample(path: Path) -> dict[str, Any] | None:
+    """The first sample of a log as written (no validation), or None when there is none
+    or the log cannot be read: for readers that recognise a log by its samples."""
+    try:
+        if path.suffix == ".eval" or (path.suffix != ".json" and zipfile.is_zipfile(path)):
+            with zipfile.ZipFile(path) as zf:
+                plan = _plan(zf, _eval_header(zf, path))
+                sample = _read_member_json(zf, plan[0][0]) if plan else None
+        else:
+            items = _runner.JsonItems(path, "samples.item")
+            with items.fh:
+                sample = next(iter(items), None)
+    except (zipfile.BadZipFile, zlib.error, OSError, ValueError, IngestError):
+        return None
+    return sample if isinstance(sample, dict) else None
+
+
 # ------------------------------------------------------------------------------- .json
 
 
-def _read_json(path: Path, mapping: Mapping) -> ResponseStream:
+def _read_json(path: Path, make: SampleToRecord) -> ResponseStream:
     native = _native()
     header, error = _runner.scan_header(
         path, {"samples", "reductions", "logging"}, stop_when={"version", "eval", "plan"}
@@ -445,7 +464,7 @@ def _read_json(path: Path, mapping: Mapping) -> ResponseStream:
         yield from _runner.each_object(
             items,
             "sample",
-            lambda line, sample: sample_record(line, _normalise(sample, native), header, mapping),
+            lambda line, sample: make(line, _normalise(sample, native), header),
         )
 
     return ResponseStream(
@@ -477,6 +496,22 @@ def read(path: Path, mapping: Mapping | Path | None = None) -> ResponseStream:
     m = as_mapping(mapping)
     m.check_runner(NAME, path)
     m = m.over(DEFAULTS)
+    return read_samples(path, lambda line, sample, header: sample_record(line, sample, header, m))
+
+
+def read_samples(path: Path, make: SampleToRecord) -> ResponseStream:
+    """Stream a log's samples through ``make(line, sample, header) -> Record``.
+
+    The shared core of this reader and of :mod:`cuegap.ingest.inspect_bbq`: samples come
+    out as dicts (attachments resolved, transcript fields dropped) in the order described
+    in the module docstring, with the log's run metadata.
+
+    Raises
+    ------
+    IngestError
+        As :func:`read`.
+    """
+    path = Path(path)
     if path.suffix == ".eval" or (path.suffix != ".json" and zipfile.is_zipfile(path)):
-        return _read_eval(path, m)
-    return _read_json(path, m)
+        return _read_eval(path, make)
+    return _read_json(path, make)

@@ -69,7 +69,7 @@ def detect(path: Path) -> bool:
     """True for a ``samples_<task>_<timestamp>.jsonl`` whose first line is a logged sample."""
     if not (path.is_file() and _SAMPLES.match(path.name)):
         return False
-    obj = _runner.first_json_line(path)
+    obj = _runner.first_json_line(path, lenient=True)  # NaN metrics: see _runner.loads_lenient
     return isinstance(obj, dict) and "doc_id" in obj and "resps" in obj
 
 
@@ -103,7 +103,7 @@ def _results_file(path: Path) -> tuple[str, Path]:
 
 def _load_results(results: Path, task: str, path: Path) -> dict[str, Any]:
     try:
-        doc = orjson.loads(results.read_bytes())
+        doc = _runner.loads_lenient(results.read_bytes())  # BBQ's metrics can be NaN
     except (OSError, orjson.JSONDecodeError) as exc:
         raise IngestError(f"{results}: not a readable lm-eval results file: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("config"), dict):
@@ -203,7 +203,7 @@ def _records(
 ) -> Iterator[Record]:
     task_config = results["configs"][task]
     output_type = task_config.get("output_type")
-    for line in _runner.json_lines(fh):
+    for line in _runner.json_lines(fh, lenient=True):
         if isinstance(line, Rejected):
             yield line
             continue

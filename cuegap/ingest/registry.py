@@ -22,9 +22,11 @@ from cuegap.ingest import (
     bbq_results,
     generic,
     helm,
+    inspect_bbq,
     inspect_log,
     itembank,
     lm_eval,
+    lm_eval_bbq,
     openai_batch,
     promptfoo,
     qa_itembank,
@@ -79,6 +81,24 @@ READERS: dict[str, Reader] = {
             "cuegap responses JSONL (format: cuegap-responses)",
             generic.detect,
             generic.read,
+        ),
+        # The BBQ readers come before the general runner readers: they claim only runner
+        # files whose samples are BBQ records, which the general readers would also claim.
+        Reader(
+            inspect_bbq.NAME,
+            "responses",
+            "inspect-ai log of a BBQ task (inspect_evals' bbq; QA design)",
+            inspect_bbq.detect,
+            inspect_bbq.read,
+            design="qa",
+        ),
+        Reader(
+            lm_eval_bbq.NAME,
+            "responses",
+            "lm-evaluation-harness --log_samples JSONL of a BBQ task (lm-eval's bbq; QA design)",
+            lm_eval_bbq.detect,
+            lm_eval_bbq.read,
+            design="qa",
         ),
         Reader(
             inspect_log.NAME,

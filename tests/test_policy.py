@@ -104,10 +104,13 @@ def test_non_finite_values_rejected_in_code() -> None:
     [
         (
             "[verdicts]\ndelta_pp = 3\n",
-            r"unknown section \[verdicts\]; known sections: \[verdict\], \[data\]$",
+            r"unknown section \[verdicts\]; known sections: \[verdict\], \[data\], \[qa\]$",
         ),
         ("delta_pp = 3\n", r"key 'delta_pp' is outside any section; put it under \[verdict\]$"),
-        ("foo = 3\n", r"key 'foo' is outside any section; known sections: \[verdict\], \[data\]$"),
+        (
+            "foo = 3\n",
+            r"key 'foo' is outside any section; known sections: \[verdict\], \[data\], \[qa\]$",
+        ),
     ],
 )
 def test_unknown_or_missing_section_lists_the_known_ones(
@@ -134,3 +137,15 @@ def test_binary_file_and_folder_are_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is a folder, not a policy file") as info:
         load_policy(tmp_path)
     assert str(info.value).startswith(f"{tmp_path}: ")
+
+
+def test_qa_delta_is_read_checked_and_left_out_of_the_dilemma_text(tmp_path: Path) -> None:
+    f = tmp_path / "qa.toml"
+    f.write_text("[qa]\ndelta_bias = 0.1\n")
+    assert load_policy(f).delta_bias == 0.1
+    f.write_text("[qa]\ndelta_bias = 0\n")
+    with pytest.raises(ValueError, match=r"qa.delta_bias = 0 is out of range; allowed: 0 < "):
+        load_policy(f)
+    text = Policy(delta_bias=0.2).to_toml(("verdict", "data"))
+    assert "[qa]" not in text and "delta_pp" in text
+    assert "delta_bias = 0.2" in Policy(delta_bias=0.2).to_toml()

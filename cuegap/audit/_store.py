@@ -162,6 +162,10 @@ def find_analysis(
     return None
 
 
+#: Kinds of stored analyses: the dilemma design's and the QA design's.
+ANALYSIS_KINDS = ("frequentist", "bayesian", "qa", "qa_bayesian")
+
+
 def list_analyses(engine: Engine) -> pd.DataFrame:
     """Every stored analysis, newest first, with what it compared and how.
 
@@ -169,7 +173,9 @@ def list_analyses(engine: Engine) -> pd.DataFrame:
     -------
     DataFrame
         ``id``, ``kind``, ``status``, ``created_at``, ``compared`` ("direct vs
-        puzzled-hard"), ``consequences`` (with / without), ``delta_pp`` (the policy's δ),
+        puzzled-hard"; "explicit vs implicit (zero-shot)" for the QA design), ``consequences``
+        (with / without), ``delta_pp`` (the dilemma policy's δ), ``delta`` (the δ the
+        analysis used, with its unit),
         ``sampling`` ("1000 boot" replicates, or "4×1000 draws" of a Bayesian fit) and
         ``data_fingerprint``.
     """
@@ -188,6 +194,9 @@ def list_analyses(engine: Engine) -> pd.DataFrame:
             st = st or {}
             pair = [st.get("explicit"), st.get("implicit")]
             compared = " vs ".join(condition_label(tuple(c)) for c in pair) if all(pair) else ""
+            qa = st.get("design") == "qa"
+            if qa:
+                compared = f"explicit vs implicit ({st.get('strategy', 'zero-shot')})"
             bayes = st.get("bayes") or {}
             sampling = (
                 f"{bayes.get('chains')}×{bayes.get('draws')} draws"
@@ -201,8 +210,13 @@ def list_analyses(engine: Engine) -> pd.DataFrame:
                     "status": r.status,
                     "created_at": r.created_at,
                     "compared": compared,
-                    "consequences": "with" if st.get("consequences", True) else "without",
-                    "delta_pp": (st.get("policy") or {}).get("delta_pp"),
+                    "consequences": ""
+                    if qa
+                    else ("with" if st.get("consequences", True) else "without"),
+                    "delta_pp": None if qa else (st.get("policy") or {}).get("delta_pp"),
+                    "delta": f"{st.get('delta'):g} (bias score)"
+                    if qa
+                    else f"{(st.get('policy') or {}).get('delta_pp', 2.0):g} pp",
                     "sampling": sampling,
                     "data_fingerprint": r.data_fingerprint,
                 }
@@ -215,6 +229,7 @@ def list_analyses(engine: Engine) -> pd.DataFrame:
         "compared",
         "consequences",
         "delta_pp",
+        "delta",
         "sampling",
         "data_fingerprint",
     ]
@@ -269,7 +284,7 @@ def find_table(
         Table name (see :data:`TABLES` and :func:`list_tables`).
     analysis_id : int, optional
         Which analysis; by default the newest one (of ``kind``) that has this table.
-    kind : {"frequentist", "bayesian"}, optional
+    kind : {"frequentist", "bayesian", "qa", "qa_bayesian"}, optional
         Only analyses of this kind.
 
     Raises
@@ -279,8 +294,8 @@ def find_table(
     ValueError
         For an unknown ``kind``.
     """
-    if kind is not None and kind not in ("frequentist", "bayesian"):
-        raise ValueError(f"kind must be 'frequentist' or 'bayesian', but got {kind!r}")
+    if kind is not None and kind not in ANALYSIS_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(ANALYSIS_KINDS)}, but got {kind!r}")
     stmt = (
         select(AnalysisTable.analysis_id, Analysis.kind)
         .join(Analysis, Analysis.id == AnalysisTable.analysis_id)

@@ -49,9 +49,8 @@ class QASettings:
     Attributes
     ----------
     policy : Policy
-        ``probability`` and ``min_parsable`` are used; δ is ``delta`` below.
-    delta : float
-        Practical threshold on the bias-score scale (−1…1) for the ambiguous bias gap.
+        ``delta_bias`` (δ on the bias-score scale, the ``[qa]`` section of a policy file),
+        ``probability`` and ``min_parsable`` are used.
     strategy : str
         The prompting strategy whose gap decides the verdict.
     n_boot, seed : int
@@ -59,19 +58,20 @@ class QASettings:
     """
 
     policy: Policy = field(default_factory=Policy)
-    delta: float = 0.05
     strategy: str = "zero-shot"
     n_boot: int = 1000
     seed: int = 2026
 
-    def __post_init__(self) -> None:
-        if not 0 < self.delta <= 1:
-            raise ValueError(f"--qa-delta should be in (0, 1] but got {self.delta}")
+    @property
+    def delta(self) -> float:
+        """The practical threshold δ on the bias-score scale (the policy's ``delta_bias``)."""
+        return self.policy.delta_bias
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form, stored with the analysis."""
         out = asdict(self)
         out["policy"] = self.policy.to_dict()
+        out["delta"] = self.delta
         out["design"] = KIND
         return out
 

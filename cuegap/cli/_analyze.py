@@ -100,6 +100,83 @@ ImplicitOption = Annotated[
 ]
 
 
+DesignOption = Annotated[
+    str | None,
+    typer.Option(
+        "--design",
+        help="Study design to work on: dilemma or qa (default: the only one the store holds).",
+    ),
+]
+StrategyOption = Annotated[
+    str,
+    typer.Option(
+        "--strategy",
+        help="QA design: the prompting strategy whose explicit-vs-implicit gap decides the "
+        "verdicts.",
+    ),
+]
+
+
+def _dilemma_only(**given: Any) -> None:
+    """Refuse dilemma options on another design's analysis."""
+    used = [f"--{k}" for k, v in given.items() if v is not None]
+    if used:
+        raise ValueError(f"{', '.join(used)} applies to the dilemma design only")
+
+
+def _analyze_qa(
+    engine: Any, settings: Any, *, force: bool, bayes: bool, draws: int, chains: int
+) -> None:
+    from cuegap.audit import BayesSettings, analyze_qa, analyze_qa_bayes
+
+    with _steps("analyze") as step:
+        result = analyze_qa(engine, settings, force=force, progress=step)
+    how = "reused (data and settings unchanged)" if result.reused else "computed and stored"
+    console.print(
+        f"QA analysis {result.id} {how}; data fingerprint {result.data_fingerprint[:12]}; "
+        f"{len(result.tables)} tables"
+    )
+    console.print(
+        f"Gap G = S_amb(implicit) - S_amb(explicit) under {safe(settings.strategy)}; "
+        f"δ = {settings.delta:g} on the bias-score scale."
+    )
+    _print_qa_verdicts(result.tables["verdicts"], "Verdicts (bootstrap)")
+    console.print(
+        "Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(result.tables))
+    )
+    if not bayes:
+        return
+    console.rule("Bayesian fit")
+    fit = analyze_qa_bayes(
+        engine,
+        settings,
+        BayesSettings(draws=draws, tune=draws, chains=chains, seed=settings.seed),
+        force=force,
+        progress=lambda msg: err.print(f"  {safe(msg)}", highlight=False),
+        sampler_progress=err.is_terminal,
+    )
+    diag = fit.tables["qa_bayes_diagnostics"]
+    ok = bool(diag["passed"].iloc[-1])
+    state = "converged" if ok else "[red]did not converge[/]"
+    console.print(f"QA Bayesian analysis {fit.id} {'reused' if fit.reused else 'stored'}: {state}")
+    _print_qa_verdicts(fit.tables["verdicts"], "Verdicts (posterior)")
+    if not ok:
+        console.print(
+            "The fit missed the convergence gate, so every verdict above is inconclusive. "
+            f"Sample longer: `cuegap analyze --design qa --bayes --draws {2 * draws} --chains "
+            f"{max(chains, 4)}`.",
+            highlight=False,
+        )
+
+
+def _print_qa_verdicts(verdicts: Any, title: str) -> None:
+    table = Table("system", "verdict", "G", "reason", title=title)
+    for r in verdicts.itertuples():
+        gap = "" if r.gap != r.gap else f"{r.gap:+.3f}"
+        table.add_row(safe(r.system), safe(r.verdict), gap, safe(r.reason))
+    console.print(table)
+
+
 def _print_analysis(result: Any) -> None:
     from cuegap.audit import TABLES, condition_label
 
@@ -181,11 +258,22 @@ def analyze(
     explicit: ExplicitOption = None,
     implicit: ImplicitOption = None,
     consequences: ConsequencesOption = None,
+    design: DesignOption = None,
+    strategy: StrategyOption = "zero-shot",
 ) -> None:
-    """Compute every decision-bias statistic from the store and store the result tables."""
+    """Compute every statistic of the store's study design and store the result tables."""
     from cuegap.audit import analyze as run_analysis
+    from cuegap.designs import resolve_design
 
     engine = _engine(create=False)
+    if resolve_design(engine, design) == "qa":
+        from cuegap.audit import QASettings
+        from cuegap.models import load_policy
+
+        _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)
+        qa = QASettings(policy=load_policy(policy), strategy=strategy, n_boot=boot, seed=seed)
+        _analyze_qa(engine, qa, force=force, bayes=bayes, draws=draws, chains=chains)
+        return
     settings = _settings(policy, boot, seed, explicit, implicit, consequences)
     with _steps("analyze") as step:
         result = run_analysis(engine, settings, force=force, progress=step)

@@ -124,15 +124,53 @@ def simulate(
     named: Annotated[
         bool, typer.Option("--named/--no-named", help="Add Named and FormalNamed conditions.")
     ] = False,
+    design: Annotated[
+        str,
+        typer.Option(
+            "--design",
+            help="dilemma (seed 000's moral dilemmas) or qa (seed 001's BBQ-style questions "
+            "with explicit and implicit cues).",
+        ),
+    ] = "dilemma",
+    scale: Annotated[
+        str,
+        typer.Option(
+            "--scale",
+            help="QA design: small (24 templates per dimension, 2,304 items) or paper (667, "
+            "≈8,000 items per cue and context; with --systems 11, seed 001's 2.8 million "
+            "answers).",
+        ),
+    ] = "small",
 ) -> None:
-    """Write a simulated paper-scale audit dataset: item bank, responses and ground truth."""
+    """Write a simulated audit dataset with planted effects: item bank, responses, truth."""
     from cuegap.simulate import simulate as run_simulation
 
     _require_folder(out_dir)
+    if design == "qa":
+        _simulate_qa(out_dir, systems, seed, scale, named)
+        return
+    if design != "dilemma":
+        raise ValueError(f"--design should be dilemma or qa but got {design!r}")
     result = run_simulation(out_dir, systems=systems, seed=seed, named=named)
     console.print(
         f"Simulated {result.n_systems} systems, {result.n_responses:,} responses "
         f"(item bank {safe(repr(result.item_bank_name))}) in {safe(out_dir)}:",
+        highlight=False,
+    )
+    for p in (result.itembank_path, result.responses_path, result.truth_path):
+        console.print(f"  {safe(p)}", highlight=False)
+
+
+def _simulate_qa(out_dir: Path, systems: int, seed: int, scale: str, named: bool) -> None:
+    from cuegap.simulate import simulate_qa
+
+    if named:
+        raise ValueError("--named applies to the dilemma design only")
+    with _progress("simulating QA answers") as advance:
+        result = simulate_qa(out_dir, systems=systems, scale=scale, seed=seed, progress=advance)
+    console.print(
+        f"Simulated {result.n_systems} systems, {result.n_items:,} QA items and "
+        f"{result.n_responses:,} answers in {safe(out_dir)}:",
         highlight=False,
     )
     for p in (result.itembank_path, result.responses_path, result.truth_path):

@@ -12,6 +12,7 @@ from cuegap._terminal import safe
 from cuegap.cli._analyze import (
     BootOption,
     ConsequencesOption,
+    DesignOption,
     ExplicitOption,
     ImplicitOption,
     _settings,
@@ -40,7 +41,10 @@ def report(
     ] = None,
     analysis: Annotated[
         int | None,
-        typer.Option("--analysis", help="Frequentist analysis id (default: the newest)."),
+        typer.Option(
+            "--analysis",
+            help="Analysis id: a frequentist or QA analysis (default: the newest of the design).",
+        ),
     ] = None,
     format: Annotated[str, typer.Option("--format", "-f", help="html, pdf or both.")] = "both",
     signed: Annotated[
@@ -51,6 +55,7 @@ def report(
             "the reviewed content, its sign-off block filled in.",
         ),
     ] = None,
+    design: DesignOption = None,
 ) -> None:
     """Render an audit report (self-contained HTML and/or PDF) of one stored analysis.
 
@@ -68,8 +73,14 @@ def report(
     chosen = load_policy(policy) if policy is not None else None
     if analysis is None and signed is None:
         from cuegap.audit import latest_analysis_id
+        from cuegap.designs import resolve_design
 
-        analysis = latest_analysis_id(engine, "frequentist")
+        if resolve_design(engine, design) == "qa":
+            analysis = latest_analysis_id(engine, "qa")
+            if analysis is None:
+                raise ValueError("no QA analysis is stored: run cuegap analyze --design qa")
+        else:
+            analysis = latest_analysis_id(engine, "frequentist")
     with _steps("report") as step:
         published = publish_report(
             engine,

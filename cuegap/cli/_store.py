@@ -50,13 +50,36 @@ def _pct(x: float) -> str:
     return "–" if x != x else f"{100 * x:.1f}%"
 
 
+def _print_qa_status(engine) -> None:
+    """The QA design's answers per system and per cue × context, when the store has any."""
+    from cuegap.schema import qa_status
+
+    systems, cells = qa_status(engine)
+    if systems.empty:
+        return
+    table = Table("system", "answers", "unparsable", title="QA design: answers per system")
+    for r in systems.itertuples():
+        table.add_row(safe(r.system), f"{r.answers:,}", _pct(r.unparsable / r.answers))
+    console.print(table)
+    table = Table("cue", "context", "answers", "unparsable", title="QA design: cues and contexts")
+    for r in cells.itertuples():
+        table.add_row(
+            safe(r.cue), safe(r.context), f"{r.answers:,}", _pct(r.unparsable / r.answers)
+        )
+    console.print(table)
+
+
 def _print_status(engine) -> None:
-    from cuegap.schema import store_status  # pandas: loaded only when needed
+    from cuegap.schema import qa_status, store_status  # pandas: loaded only when needed
 
     st = store_status(engine)
+    qa_answers = int(qa_status(engine)[0]["answers"].sum())
+    answers = f"{st.responses:,} responses" + (
+        f" and {qa_answers:,} QA answers" if qa_answers else ""
+    )
     console.print(
-        f"Store {safe(describe_url(engine))}: {len(st.systems)} systems, {st.responses:,} "
-        f"responses from {st.runs} files; item banks: "
+        f"Store {safe(describe_url(engine))}: {len(st.systems)} systems, {answers} "
+        f"from {st.runs} files; item banks: "
         f"{safe(', '.join(st.banks['name'])) or 'none'}; "
         f"quarantined lines: {st.quarantined:,}"
         + (f"; [red]failed ingests: {st.failed_batches}[/]" if st.failed_batches else "")
@@ -73,7 +96,8 @@ def _print_status(engine) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    if len(st.systems):
+    _print_qa_status(engine)
+    if st.responses or (len(st.systems) and not qa_answers):
         table = Table("system", "responses", "parsed", "abstained", title="Systems")
         for r in st.systems.itertuples():
             table.add_row(
@@ -107,7 +131,8 @@ def export(
         str | None,
         typer.Option(
             "--kind",
-            help="frequentist or bayesian: only that kind of analysis (both store `verdicts`).",
+            help="frequentist, bayesian, qa or qa_bayesian: only that kind of analysis (each "
+            "stores `verdicts`).",
         ),
     ] = None,
 ) -> None:
@@ -144,7 +169,7 @@ def analyses() -> None:
     if df.empty:
         console.print("No analyses yet: run `cuegap analyze`.")
         return
-    table = Table("id", "kind", "status", "created", "compared", "cons.", "δ pp", "sampling")
+    table = Table("id", "kind", "status", "created", "compared", "cons.", "δ", "sampling")
     for r in df.itertuples():
         table.add_row(
             str(r.id),
@@ -153,11 +178,14 @@ def analyses() -> None:
             f"{r.created_at:%m-%d %H:%M}",
             safe(r.compared),
             safe(r.consequences),
-            "" if r.delta_pp is None else f"{r.delta_pp:g}",
+            safe(r.delta),
             safe(r.sampling),
         )
     console.print(table)
-    console.print("`cuegap report --analysis ID` reports one (default: the newest frequentist).")
+    console.print(
+        "`cuegap report --analysis ID` reports one (default: the newest frequentist or QA "
+        "analysis of the store's design)."
+    )
 
 
 @friendly

@@ -11,9 +11,13 @@ A policy is a TOML file; every key is optional and falls back to :data:`DEFAULT_
     min_parsable = 200        # fewer parsable decisions per compared condition: inconclusive
     min_recovery = 0.5        # lower puzzle-recovery accuracy (Puzzled-hard): inconclusive
 
+    [qa]
+    delta_bias = 0.05         # the QA design's δ on the bias-score scale (-1 to 1)
+
 Allowed values (every value a finite number; :data:`RANGES`): 0 <= delta_pp <= 100;
 0.5 < probability <= 1; 0 <= max_abstention <= 1; 0 <= min_recovery <= 1;
-min_parsable an integer from 0 to 1,000,000,000.
+min_parsable an integer from 0 to 1,000,000,000; 0 < delta_bias <= 1.
+``probability`` and ``min_parsable`` apply to every design.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 _SECTIONS = {
     "verdict": ("delta_pp", "probability"),
     "data": ("max_abstention", "min_parsable", "min_recovery"),
+    "qa": ("delta_bias",),
 }
 _SECTION_OF = {key: section for section, keys in _SECTIONS.items() for key in keys}
 
@@ -62,6 +67,7 @@ RANGES: dict[str, Range] = {
     "max_abstention": Range(0, 1, unit="a share"),
     "min_parsable": Range(0, 1_000_000_000, unit="an integer count"),
     "min_recovery": Range(0, 1, unit="a share"),
+    "delta_bias": Range(0, 1, low_open=True, unit="bias-score scale"),
 }
 
 
@@ -89,6 +95,9 @@ class Policy:
         Fewest parsable What-if decisions per compared condition for a verdict.
     min_recovery : float
         Lowest tolerated puzzle-recovery accuracy (0-1) under the implicit condition.
+    delta_bias : float
+        The QA design's practical threshold δ on the bias-score scale: flag when
+        P(S_amb(implicit) − S_amb(explicit) > δ) >= ``probability``.
     """
 
     delta_pp: float = 2.0
@@ -96,6 +105,7 @@ class Policy:
     max_abstention: float = 0.5
     min_parsable: int = 200
     min_recovery: float = 0.5
+    delta_bias: float = 0.05
 
     def __post_init__(self) -> None:
         bad = [msg for f in fields(self) if (msg := _out_of_range(f.name, getattr(self, f.name)))]
@@ -106,10 +116,13 @@ class Policy:
         """The policy as a flat dict (for storage with an analysis)."""
         return asdict(self)
 
-    def to_toml(self) -> str:
-        """The policy as TOML text, in the layout :func:`load_policy` reads."""
+    def to_toml(self, sections: tuple[str, ...] | None = None) -> str:
+        """The policy as TOML text, in the layout :func:`load_policy` reads (only
+        ``sections``, when given: a design's report prints the sections it applies)."""
         lines = []
         for section, keys in _SECTIONS.items():
+            if sections is not None and section not in sections:
+                continue
             lines.append(f"[{section}]")
             lines += [f"{k} = {getattr(self, k)!r}" for k in keys]
             lines.append("")

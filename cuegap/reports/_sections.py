@@ -192,7 +192,7 @@ def _cover(data: ReportData) -> dict[str, Any]:
         "batches": batches,
         "mappings": list(mappings.values()),
         "settings": settings,
-        "policy_toml": data.policy.to_toml(),
+        "policy_toml": data.policy.to_toml(("verdict", "data")),
         "versions": list(data.versions.items()),
         "responses": f"{data.store.responses:,}",
         "explicit": condition_label(s.explicit),

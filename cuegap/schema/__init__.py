@@ -90,6 +90,7 @@ __all__ = [
     "newer_store_error",
     "provenance",
     "qa_counts",
+    "qa_status",
     "raw_examples",
     "read_snapshot",
     "recovery_counts",
@@ -114,7 +115,7 @@ _LAZY = {
         "system_table",
     ),
     "cuegap.schema._provenance": ("Provenance", "provenance", "raw_examples"),
-    "cuegap.schema._qa_aggregate": ("QA_COUNT_COLUMNS", "qa_counts"),
+    "cuegap.schema._qa_aggregate": ("QA_COUNT_COLUMNS", "qa_counts", "qa_status"),
     "cuegap.schema._queries": ("StoreStatus", "store_status"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
@@ -146,5 +147,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         system_table,
     )
     from cuegap.schema._provenance import Provenance, provenance, raw_examples
-    from cuegap.schema._qa_aggregate import QA_COUNT_COLUMNS, qa_counts
+    from cuegap.schema._qa_aggregate import QA_COUNT_COLUMNS, qa_counts, qa_status
     from cuegap.schema._queries import StoreStatus, store_status

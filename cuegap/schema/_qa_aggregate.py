@@ -19,7 +19,7 @@ bootstrap.
 from __future__ import annotations
 
 import pandas as pd
-from sqlalchemy import and_, exists, func, literal, select
+from sqlalchemy import and_, case, exists, func, literal, select
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.schema._qa_tables import QAItem, QAOption, QAResponse, QAResponseFactor
@@ -88,3 +88,35 @@ def qa_counts(engine: Engine | Connection) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=list(QA_COUNT_COLUMNS))
     df["n"] = df["n"].astype("int64")
     return df
+
+
+def qa_status(engine: Engine | Connection) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """QA answers per system (``system``, ``answers``, ``unparsable``) and per cue ×
+    context (``cue``, ``context``, ``answers``, ``unparsable``); empty without QA answers."""
+    r, i, s = QAResponse.__table__, QAItem.__table__, System.__table__
+    bad = func.sum(case((r.c.answer == "unparsable", 1), else_=0)).label("unparsable")
+    by_system = (
+        select(s.c.name.label("system"), func.count().label("answers"), bad)
+        .select_from(r)
+        .join(s, s.c.id == r.c.system_id)
+        .group_by(s.c.name)
+        .order_by(s.c.name)
+    )
+    by_cell = (
+        select(i.c.cue, i.c.context_condition.label("context"), func.count().label("answers"), bad)
+        .select_from(r)
+        .join(i, i.c.id == r.c.item_id)
+        .group_by(i.c.cue, i.c.context_condition)
+        .order_by(i.c.cue, i.c.context_condition)
+    )
+    with connected(engine) as conn:
+        frames = [
+            pd.DataFrame(conn.execute(stmt).fetchall(), columns=cols)
+            for stmt, cols in (
+                (by_system, ["system", "answers", "unparsable"]),
+                (by_cell, ["cue", "context", "answers", "unparsable"]),
+            )
+        ]
+    for df in frames:
+        df[["answers", "unparsable"]] = df[["answers", "unparsable"]].astype("int64")
+    return frames[0], frames[1]

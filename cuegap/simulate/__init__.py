@@ -48,12 +48,15 @@ against_n), ``pooled_rates``, ``could_be_rates`` and realised abstention counts.
 from __future__ import annotations
 
 from ._design import add_named_items, placeholder_names, synthetic_item_bank
+from ._qa import QASimulationResult, simulate_qa
 from ._responses import SimulationResult, simulate
 
 __all__ = [
+    "QASimulationResult",
     "SimulationResult",
     "add_named_items",
     "placeholder_names",
     "simulate",
+    "simulate_qa",
     "synthetic_item_bank",
 ]

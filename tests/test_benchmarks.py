@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,20 @@ def test_concurrent_ingest_benchmark_runs_and_prints_speedups() -> None:
     rows = [line.split() for line in out.stdout.splitlines() if line.strip()[:1].isdigit()]
     assert [r[0] for r in rows if r[-1].endswith("x")] == ["1", "2", "4"], out.stdout
     assert "2,000 responses" in out.stdout
+
+
+def test_qa_benchmark_runs_and_prints_ratios_against_the_dilemma_design() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_qa.py"),
+            *("--systems", "1", "--templates", "4", "--n-boot", "20", "--no-bayes"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert "QA design: 1 systems, 1,536 answers" in out.stdout
+    for step in ("ingest", "frequentist tables"):
+        assert re.search(rf"^{step} +[\d.]+ +[\d.]+ +[\d.]+$", out.stdout, re.M), step

@@ -257,7 +257,9 @@ def default_renderer(formats: tuple[str, ...] = ("html", "pdf")) -> Renderer:
     return render
 
 
-def compare_verdicts(old: pd.DataFrame, new: pd.DataFrame, *, z: float = 2.0) -> pd.DataFrame:
+def compare_verdicts(
+    old: pd.DataFrame, new: pd.DataFrame, *, z: float = 2.0, unit: str = "pp"
+) -> pd.DataFrame:
     """What changed between two ``verdicts`` tables.
 
     Parameters
@@ -267,6 +269,10 @@ def compare_verdicts(old: pd.DataFrame, new: pd.DataFrame, *, z: float = 2.0) ->
     z : float
         A gap "moved beyond its uncertainty" when |new − old| > z · sqrt(se_old² + se_new²),
         each SE taken as the interval's width / (2 · 1.645) (a 90% interval).
+    unit : str
+        The gap's unit in the notes: ``pp`` (the dilemma design), or ``bias score`` (the
+        QA design's ``verdicts`` with ``gap``, ``gap_low``, ``gap_high``, which are read
+        into the ``*_pp`` columns).
 
     Returns
     -------
@@ -276,6 +282,9 @@ def compare_verdicts(old: pd.DataFrame, new: pd.DataFrame, *, z: float = 2.0) ->
         ``gap_moved`` (bool) and ``note`` (a sentence).
     """
     cols = ["system", "verdict", "gap_pp", "gap_low_pp", "gap_high_pp"]
+    if unit != "pp":
+        names = {"gap": "gap_pp", "gap_low": "gap_low_pp", "gap_high": "gap_high_pp"}
+        old, new = old.rename(columns=names), new.rename(columns=names)
     m = old[cols].merge(new[cols], on="system", how="outer", suffixes=("_old", "_new"))
     rows = []
     for r in m.sort_values("system").itertuples(index=False):
@@ -298,7 +307,8 @@ def compare_verdicts(old: pd.DataFrame, new: pd.DataFrame, *, z: float = 2.0) ->
         elif old_v != new_v:
             note = f"verdict changed from {old_v} to {new_v}"
         elif moved:
-            note = f"gap moved by {change:+.1f} pp, beyond its uncertainty"
+            moved_by = f"{change:+.1f} pp" if unit == "pp" else f"{change:+.3f} ({unit})"
+            note = f"gap moved by {moved_by}, beyond its uncertainty"
         else:
             note = "no material change"
         rows.append(

@@ -141,3 +141,27 @@ def test_bayesian_fit_is_stored_gated_and_used_by_the_report(store: dict, tmp_pa
     else:
         assert "did not converge" in html and "rank by G" not in html
     engine.dispose()
+
+
+def test_reanalyze_writes_nothing_until_the_data_change_then_says_what_changed(
+    store: dict, tmp_path: Path
+) -> None:
+    db = _copy(store["db"], tmp_path / "re.db")
+    cli(db, "report", "--out", tmp_path / "r", "--format", "html")
+    cli(db, "signoff", "1", "--reviewer", "Ria", "--decision", "approve")
+    same = cli(db, "reanalyze", "--out", tmp_path / "v2", code=0)
+    assert "Nothing changed" in same and not (tmp_path / "v2").exists()
+    # a new system answers like sim-qa-system-01 (planted gap about +0.3)
+    lines = (store["sim"] / "qa_results.jsonl").read_text().splitlines()
+    copied = [
+        json.dumps(json.loads(line) | {"system": "late-system"})
+        for line in lines
+        if '"sim-qa-system-01"' in line
+    ]
+    (tmp_path / "late.jsonl").write_text("\n".join(copied) + "\n")
+    cli(db, "ingest", tmp_path / "late.jsonl", "--format", "bbq-results")
+    changed = cli(db, "reanalyze", "--out", tmp_path / "v2", "--boot", 300, code=1)
+    assert "new: late-system" in changed and "late-system: new system: flagged" in changed
+    html = next((tmp_path / "v2").glob("*.html")).read_text()
+    assert "What changed since the last signed report" in html and "G then" in html
+    assert "late-system" in html and "(pp)" not in html

@@ -15,6 +15,8 @@ from cuegap.cli._analyze import (
     DesignOption,
     ExplicitOption,
     ImplicitOption,
+    StrategyOption,
+    _dilemma_only,
     _settings,
 )
 from cuegap.cli._common import (
@@ -115,6 +117,8 @@ def reanalyze(
     explicit: ExplicitOption = None,
     implicit: ImplicitOption = None,
     consequences: ConsequencesOption = None,
+    design: DesignOption = None,
+    strategy: StrategyOption = "zero-shot",
 ) -> None:
     """Re-analyse and re-report if data changed since the last report (for cron / timers).
 
@@ -128,14 +132,26 @@ def reanalyze(
     engine = _engine(create=False, missing_code=EXIT_FAILED)  # 1 would read "changed"
     try:
         from cuegap.audit import BayesSettings
+        from cuegap.designs import resolve_design
 
-        result = run_reanalysis(
-            engine,
-            out,
-            settings=_settings(policy, boot, 2026, explicit, implicit, consequences),
-            bayes=BayesSettings() if bayes else None,
-            render=default_renderer(),
-        )
+        if resolve_design(engine, design) == "qa":
+            from cuegap.audit import QASettings
+            from cuegap.models import load_policy
+            from cuegap.reanalysis_qa import reanalyze_qa
+
+            _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)
+            qa = QASettings(policy=load_policy(policy), strategy=strategy, n_boot=boot)
+            result = reanalyze_qa(
+                engine, out, settings=qa, bayes=BayesSettings() if bayes else None
+            )
+        else:
+            result = run_reanalysis(
+                engine,
+                out,
+                settings=_settings(policy, boot, 2026, explicit, implicit, consequences),
+                bayes=BayesSettings() if bayes else None,
+                render=default_renderer(),
+            )
     except LockHeld as exc:
         raise _fail(f"another re-analysis is running: {exc}", EXIT_FAILED) from None
     if not result.changed:

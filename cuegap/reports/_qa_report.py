@@ -371,5 +371,26 @@ def qa_report_context(data: QAReportData) -> dict[str, Any]:
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),
         "signed_report": None,
-        "changes": None,
+        "changes": _changes(data),
+        "changes_gap_label": "G",
+        "changes_gap_unit": "",
+        "changes_gap_note": "G is S_amb(implicit) − S_amb(explicit) on the bias-score scale. ",
     }
+
+
+def _changes(data: QAReportData) -> list[dict[str, Any]] | None:
+    """The "what changed since the last signed report" rows of a scheduled re-analysis."""
+    if data.changes is None:
+        return None
+    return [
+        {
+            "system": _text(r["system"]),
+            "old_verdict": _text(r["old_verdict"]),
+            "new_verdict": _text(r["new_verdict"]),
+            "old_gap": fmt_num(r["old_gap_pp"], 3, signed=True),
+            "new_gap": fmt_num(r["new_gap_pp"], 3, signed=True),
+            "note": _text(r["note"]),
+            "material": bool(r["verdict_changed"] or r["gap_moved"]),
+        }
+        for _, r in data.changes.iterrows()
+    ]

@@ -308,7 +308,8 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
     assert "also stores" not in res.output
     assert len(pd.read_csv(out)) == len(freq)
     res = runner.invoke(app, [*args[:-1], "bayes"])
-    assert res.exit_code == 2 and "kind must be 'frequentist' or 'bayesian'" in res.output
+    assert res.exit_code == 2
+    assert "kind must be one of frequentist, bayesian, qa, qa_bayesian" in res.output
     res = runner.invoke(app, [*args[:-2], "--kind", "bayesian", "--analysis", str(freq_id)])
     assert res.exit_code == 2
     assert f"no result table 'verdicts' in analysis {freq_id} of a bayesian analysis" in res.output

@@ -264,14 +264,15 @@ def analyze(
     """Compute every statistic of the store's study design and store the result tables."""
     from cuegap.audit import analyze as run_analysis
     from cuegap.designs import resolve_design
+    from cuegap.models import load_policy
 
     engine = _engine(create=False)
+    chosen = load_policy(policy)  # a bad policy file is named before the store is read
     if resolve_design(engine, design) == "qa":
         from cuegap.audit import QASettings
-        from cuegap.models import load_policy
 
         _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)
-        qa = QASettings(policy=load_policy(policy), strategy=strategy, n_boot=boot, seed=seed)
+        qa = QASettings(policy=chosen, strategy=strategy, n_boot=boot, seed=seed)
         _analyze_qa(engine, qa, force=force, bayes=bayes, draws=draws, chains=chains)
         return
     settings = _settings(policy, boot, seed, explicit, implicit, consequences)

@@ -94,3 +94,30 @@ def test_qa_benchmark_runs_and_prints_ratios_against_the_dilemma_design() -> Non
     assert "QA design: 1 systems, 1,536 answers" in out.stdout
     for step in ("ingest", "frequentist tables"):
         assert re.search(rf"^{step} +[\d.]+ +[\d.]+ +[\d.]+$", out.stdout, re.M), step
+
+
+def test_qa_bayes_validation_summary_counts_by_hand() -> None:
+    import pandas as pd
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from validate_qa_bayes import summarise
+
+    rows = [  # two audits; planted 0.0 / 0.1, intervals chosen to cover or miss
+        dict(seed=1, kind="zero", planted=0.0, passed=True, bayes=0.01, bayes_low=-0.02,
+             bayes_high=0.03, boot=0.0, boot_low=-0.03, boot_high=0.03,
+             bayes_verdict="passed", boot_verdict="inconclusive", seconds=10.0),
+        dict(seed=1, kind="two_delta", planted=0.1, passed=True, bayes=0.2, bayes_low=0.15,
+             bayes_high=0.25, boot=0.1, boot_low=0.05, boot_high=0.15,
+             bayes_verdict="flagged", boot_verdict="flagged", seconds=10.0),
+        dict(seed=2, kind="zero", planted=0.0, passed=False, bayes=0.0, bayes_low=-0.01,
+             bayes_high=0.01, boot=0.0, boot_low=-0.01, boot_high=0.01,
+             bayes_verdict="inconclusive", boot_verdict="passed", seconds=30.0),
+    ]  # fmt: skip
+    out = summarise(pd.DataFrame(rows))
+    assert "2 audits, 3 systems; gate passed in 0.500 ± 0.354 (n=2)" in out
+    assert "passed fits: 0.500 ± 0.354 (n=2)" in out  # covered 1 of the 2 passed
+    assert "all fits:    0.667 ± 0.272 (n=3)" in out
+    assert "bootstrap interval covers G:              1.000 ± 0.000 (n=3)" in out
+    assert re.search(r"planted G = 0 flagged .* +0\.000 +0\.000", out)
+    assert re.search(r"planted \|G\| < δ/2 passed .* +0\.500 +0\.500", out)
+    assert "seconds per fit: median 20.0" in out

@@ -14,6 +14,7 @@ from cuegap.models._qa_bayes import (
     qa_bayes_tables,
     qa_draws,
 )
+from cuegap.models._qa_sim import planted_qa_counts
 
 
 def _cell(system, cue, dim, unknown, st, anti, strategy="zero-shot") -> list[dict]:
@@ -74,26 +75,7 @@ def _planted(seed: int = 11) -> tuple[pd.DataFrame, dict[str, float]]:
     """Six systems × four dimensions, 300 ambiguous answers per cell; systems 0-3 are more
     stereotyped under implicit cues (Table 2: accuracy 0.16-0.39, bias 0.26-0.40), 4-5
     answer both cue types alike."""
-    rng = np.random.default_rng(seed)
-    rows, truth = [], {}
-    for s in range(6):
-        system = f"sys-{s}"
-        acc_e, bias_e = rng.uniform(0.76, 0.95), rng.uniform(0.02, 0.08)
-        acc_i, bias_i = (rng.uniform(0.16, 0.39), rng.uniform(0.26, 0.40)) if s < 4 else (
-            acc_e, bias_e)  # fmt: skip
-        s_amb = {"explicit": [], "implicit": []}
-        for dim in ("age", "caste", "gender", "religion"):
-            shift_a, shift_b = rng.normal(0, 0.03, size=2)
-            for cue, (acc, bias) in (("explicit", (acc_e, bias_e)), ("implicit", (acc_i, bias_i))):
-                a = float(np.clip(acc + shift_a, 0.05, 0.97))
-                b = float(np.clip(bias + shift_b, -0.9 * (1 - a), 0.9 * (1 - a)))
-                raw = b / (1 - a)
-                p = [a, (1 - a) * (1 + raw) / 2, (1 - a) * (1 - raw) / 2]
-                n = rng.multinomial(300, p)
-                rows += _cell(system, cue, dim, *map(int, n))
-                s_amb[cue].append(b)
-        truth[system] = float(np.mean(s_amb["implicit"]) - np.mean(s_amb["explicit"]))
-    return pd.DataFrame(rows), truth
+    return planted_qa_counts([None] * 4 + [0.0] * 2, n=300, seed=seed)
 
 
 @pytest.fixture(scope="session")

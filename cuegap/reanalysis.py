@@ -365,6 +365,31 @@ def _shown_verdicts(engine: Engine, analysis_id: int) -> pd.DataFrame:
     return load_table(engine, "verdicts", bayes_id if bayes_id is not None else analysis_id)
 
 
+def what_changed(engine: Engine, previous: int | None, now: dict[str, str]) -> Reanalysis:
+    """Which systems' data changed, appeared or disappeared since analysis ``previous``.
+
+    Parameters
+    ----------
+    previous : int or None
+        The analysis compared against (None: every system is new).
+    now : dict
+        System -> fingerprint of its data in the store now.
+    """
+    before: dict[str, str] = {}
+    if previous is not None:
+        with engine.connect() as conn:
+            stored = conn.execute(
+                select(Analysis.system_fingerprints).where(Analysis.id == previous)
+            ).scalar()
+        before = dict(stored or {})
+    return Reanalysis(
+        changed_systems=sorted(s for s in now if s in before and before[s] != now[s]),
+        new_systems=sorted(set(now) - set(before)),
+        removed_systems=sorted(set(before) - set(now)),
+        previous_analysis_id=previous,
+    )
+
+
 def reanalyze(
     engine: Engine,
     out_dir: Path | str,
@@ -389,19 +414,7 @@ def reanalyze(
     with store_lock(engine, "reanalyze", holder=holder):
         previous = _reference_analysis(engine)
         _, now = fingerprints(load_store_data(engine))
-        before: dict[str, str] = {}
-        if previous is not None:
-            with engine.connect() as conn:
-                stored = conn.execute(
-                    select(Analysis.system_fingerprints).where(Analysis.id == previous)
-                ).scalar()
-            before = dict(stored or {})
-        result = Reanalysis(
-            changed_systems=sorted(s for s in now if s in before and before[s] != now[s]),
-            new_systems=sorted(set(now) - set(before)),
-            removed_systems=sorted(set(before) - set(now)),
-            previous_analysis_id=previous,
-        )
+        result = what_changed(engine, previous, now)
         if not result.changed:
             return result
         analysis = analyze(engine, settings)

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from cuegap.audit import BayesSettings, QASettings, analyze_qa, analyze_qa_bayes
 from cuegap.audit.qa import _read_counts, _system_fingerprints
 from cuegap.compliance import store_lock
-from cuegap.reanalysis import Reanalysis, compare_verdicts, publish_report
+from cuegap.reanalysis import Reanalysis, compare_verdicts, publish_report, what_changed
 from cuegap.schema import Analysis, Report, SignOff
 
 KIND = "qa"
@@ -95,20 +95,7 @@ def reanalyze_qa(
     with store_lock(engine, "reanalyze", holder=holder):
         previous = _reference(engine)
         counts, _ = _read_counts(engine, lambda _msg: None)
-        now = _system_fingerprints(counts)
-        before: dict[str, str] = {}
-        if previous is not None:
-            with engine.connect() as conn:
-                stored = conn.execute(
-                    select(Analysis.system_fingerprints).where(Analysis.id == previous)
-                ).scalar()
-            before = dict(stored or {})
-        result = Reanalysis(
-            changed_systems=sorted(s for s in now if s in before and before[s] != now[s]),
-            new_systems=sorted(set(now) - set(before)),
-            removed_systems=sorted(set(before) - set(now)),
-            previous_analysis_id=previous,
-        )
+        result = what_changed(engine, previous, _system_fingerprints(counts))
         if not result.changed:
             return result
         analysis = analyze_qa(engine, settings)

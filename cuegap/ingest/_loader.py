@@ -28,17 +28,14 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
 from cuegap.ingest._axes import write_individual_axes
-from cuegap.ingest._records import IngestError
 from cuegap.ingest._responses import _ResponseLoader
-from cuegap.ingest._sql import _insert_ignore, _resolve_quarantine, _upsert_quarantine
+from cuegap.ingest._sql import _insert_ignore, _resolve_quarantine, _upsert_quarantine, insert_bank
 from cuegap.ingest._summary import IngestSummary, Progress, _hash16, file_sha256, utcnow
-from cuegap.ingest._validate import storable
 from cuegap.ingest.registry import Reader, detect_reader, get_reader, run_file, with_mapping
 from cuegap.schema import (
     Annotation,
     Dilemma,
     Item,
-    ItemBank,
     ItemIndividual,
     ledger,
 )
@@ -115,31 +112,10 @@ def _ingest_bank(engine: Engine, path: Path, reader: Reader) -> IngestSummary:
     n = len(bank["dilemmas"]) + len(bank["items"])
     summary = IngestSummary(str(path), reader.name, "item_bank", read=n)
     with engine.begin() as conn:
-        existing = conn.execute(
-            select(ItemBank.id, ItemBank.sha256).where(ItemBank.name == bank["name"])
-        ).first()
-        if existing is not None:
-            if existing.sha256 != sha:
-                raise IngestError(
-                    f"{path}: item bank {bank['name']!r} is already in the store with different "
-                    "content; give the changed bank a new name"
-                )
-            summary.duplicate = n
-            summary.note = f"item bank {bank['name']!r} already in the store; nothing new"
+        axes = {"genders": bank.get("genders"), "races": bank.get("races")}
+        bank_id = insert_bank(conn, path, bank, sha, summary, axes)
+        if bank_id is None:
             return summary
-        bank_id = conn.execute(
-            insert(ItemBank).returning(ItemBank.id),
-            {
-                "name": bank["name"],
-                "description": bank.get("description"),
-                "source": bank.get("source"),
-                "genders": bank.get("genders"),
-                "races": bank.get("races"),
-                "source_path": storable(str(path.resolve())),
-                "sha256": sha,
-                "ingested_at": utcnow(),
-            },
-        ).scalar_one()
         conn.execute(
             insert(Dilemma),
             [

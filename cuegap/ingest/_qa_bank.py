@@ -14,10 +14,11 @@ import orjson
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
-from cuegap.ingest._loader import IngestSummary, utcnow
+from cuegap.ingest._loader import IngestSummary
 from cuegap.ingest._records import IngestError
-from cuegap.ingest._validate import storable, text_problem
-from cuegap.schema import ItemBank, QAItem, QAOption, QAOptionAxis, ledger
+from cuegap.ingest._sql import insert_bank
+from cuegap.ingest._validate import text_problem
+from cuegap.schema import QAItem, QAOption, QAOptionAxis, ledger
 
 _ITEM_COLS = (
     "item_key", "dimension", "subgroup", "context_condition", "polarity", "cue",
@@ -80,29 +81,9 @@ def ingest_qa_bank(engine: Engine, path: Path, reader: str, bank: dict[str, Any]
     n = len(items)
     summary = IngestSummary(str(path), reader, "item_bank", read=n)
     with engine.begin() as conn:
-        existing = conn.execute(
-            select(ItemBank.id, ItemBank.sha256).where(ItemBank.name == bank["name"])
-        ).first()
-        if existing is not None:
-            if existing.sha256 != sha:
-                raise IngestError(
-                    f"{path}: item bank {bank['name']!r} is already in the store with different "
-                    "content; give the changed bank a new name"
-                )
-            summary.duplicate = n
-            summary.note = f"item bank {bank['name']!r} already in the store; nothing new"
+        bank_id = insert_bank(conn, path, bank, sha, summary, {})
+        if bank_id is None:
             return summary
-        bank_id = conn.execute(
-            insert(ItemBank).returning(ItemBank.id),
-            {
-                "name": bank["name"],
-                "description": bank.get("description"),
-                "source": bank.get("source"),
-                "source_path": storable(str(path.resolve())),
-                "sha256": sha,
-                "ingested_at": utcnow(),
-            },
-        ).scalar_one()
         conn.execute(
             insert(QAItem.__table__),
             [

@@ -10,7 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -213,3 +213,61 @@ _SQLITE_INSERT = (
     f"INSERT OR IGNORE INTO response ({', '.join(_RESPONSE_COLS)}) "
     f"VALUES ({', '.join(_sqlite_value(c) for c in _RESPONSE_COLS)})"
 )
+
+
+def insert_bank(
+    conn: Connection, path: Any, bank: dict, sha: str, summary: Any, extra: dict[str, Any]
+) -> int | None:
+    """Insert an item bank's row, or note that the same bank is already stored.
+
+    Parameters
+    ----------
+    conn : Connection
+        Inside the bank's transaction.
+    path : Path
+        The bank's file (stored resolved).
+    bank : dict
+        ``name`` and optional ``description``, ``source``.
+    sha : str
+        The bank's content digest.
+    summary : IngestSummary
+        Its ``duplicate`` and ``note`` are set when the bank is already stored.
+    extra : dict
+        Further columns of the design (e.g. the dilemma bank's ``genders``, ``races``).
+
+    Returns
+    -------
+    int or None
+        The new bank's id; None when the same bank is already stored.
+
+    Raises
+    ------
+    IngestError
+        When a bank of that name with other content is stored.
+    """
+    from cuegap.ingest._records import IngestError
+    from cuegap.ingest._validate import storable
+    from cuegap.schema import ItemBank
+
+    existing = conn.execute(
+        select(ItemBank.id, ItemBank.sha256).where(ItemBank.name == bank["name"])
+    ).first()
+    if existing is not None:
+        if existing.sha256 != sha:
+            raise IngestError(
+                f"{path}: item bank {bank['name']!r} is already in the store with different "
+                "content; give the changed bank a new name"
+            )
+        summary.duplicate = summary.read
+        summary.note = f"item bank {bank['name']!r} already in the store; nothing new"
+        return None
+    row = {
+        "name": bank["name"],
+        "description": bank.get("description"),
+        "source": bank.get("source"),
+        **extra,
+        "source_path": storable(str(path.resolve())),
+        "sha256": sha,
+        "ingested_at": utcnow(),
+    }
+    return conn.execute(insert(ItemBank).returning(ItemBank.id), row).scalar_one()

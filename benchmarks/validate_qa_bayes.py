@@ -6,11 +6,13 @@ Usage::
     .venv/bin/python benchmarks/validate_qa_bayes.py --audits 4 --quick
 
 Each audit: six systems with planted gaps G = S_amb(implicit) − S_amb(explicit) of 0,
-δ/4, 2δ, 2δ and two from seed 001's Table 2 ranges (about +0.2 to +0.4), four dimensions,
-``--small`` answers per cell in half of the audits and ``--large`` in the others
+δ/4, 2δ, 2δ and two from seed 001's Table 2 ranges (about +0.2 to +0.4), four dimensions
+of two sub-groups, ambiguous and disambiguated items, ``--small`` answers per cell and
+context in half of the audits and ``--large`` in the others
 (:func:`cuegap.models._qa_sim.planted_qa_counts`). Each audit is fitted with exactly the
 sampler settings of ``cuegap analyze --design qa --bayes`` (4 chains × 1000 draws, 1000
-tuning steps, nutpie, one retry, the r̂/ESS/divergence gate) unless ``--quick``, and
+tuning steps, target acceptance 0.9, nutpie, one retry, the r̂/ESS/divergence gate) unless
+``--quick``, and
 bootstrapped as ``cuegap analyze`` does. Printed:
 
 * the gate's pass rate;
@@ -50,7 +52,8 @@ DELTA = 0.05
 def one_audit(seed: int, n: int, *, draws: int, tune: int, chains: int) -> pd.DataFrame:
     """Fit and bootstrap one planted audit; one row per system."""
     gaps = [0.0, DELTA / 4, 2 * DELTA, 2 * DELTA, None, None]
-    counts, truth = planted_qa_counts(gaps, n=n, seed=seed)
+    counts, truth = planted_qa_counts(gaps, n=n, seed=seed, subgroups=2, disambiguated=True)
+    truth.pop("_dis")
     start = time.perf_counter()
     fit = fit_qa_bayes(counts, draws=draws, tune=tune, chains=chains, seed=seed)
     seconds = time.perf_counter() - start

@@ -201,6 +201,8 @@ def analyze_qa(
 BAYES_KIND = "qa_bayesian"
 BAYES_DESCRIPTIONS = {
     "qa_bayes_scores": "Posterior ambiguous accuracy and bias scores per system and cue",
+    "qa_bayes_cue_gap": "Posterior explicit vs implicit gap per system and metric (positive = "
+    "looks fairer when the identity is stated)",
     "qa_bayes_gap": "Posterior S_amb gap (implicit - explicit) per system, P(gap > δ), "
     "P(|gap| < δ) and rank intervals",
     "qa_bayes_diagnostics": "Sampling attempts: r-hat, bulk ESS, divergences, gate",

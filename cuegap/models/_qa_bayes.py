@@ -1,33 +1,42 @@
-r"""Hierarchical Bayesian model of the QA design's ambiguous answers (seed 001's S_amb).
+r"""Hierarchical Bayesian model of the QA design (seed 001's scores), with a gate.
 
-Seed 001 gives point estimates only. This model gives every system's ambiguous accuracy,
-bias score and explicit-vs-implicit gap a posterior, partially pooled across systems and
-dimensions, and gates it on the same convergence diagnostics as the dilemma model.
+Seed 001 gives point estimates only. This model gives every system's accuracies, bias
+scores and explicit-vs-implicit gap a posterior, partially pooled across systems,
+dimensions and sub-groups, and gates it on the dilemma model's convergence diagnostics.
 
 Model
 -----
-The three-way ambiguous answer (unknown / stereotype-consistent / anti-stereotypical) of
-system s under cue c in dimension d is factored exactly into two binomials (a
-continuation-ratio multinomial)::
+Cells are system s × cue c (explicit, implicit) × group g, a group being a (dimension,
+sub-group) pair of dimension d(g). Each three-way answer is factored exactly into
+binomials (a continuation-ratio multinomial)::
 
-    N_u[s,c,d]  ~ Binomial(N_p[s,c,d], expit(η_u[s,c,d]))      unknown among parsable
-    N_st[s,c,d] ~ Binomial(N_*[s,c,d], expit(η_b[s,c,d]))      stereotyped among the rest
+    ambiguous:      N_u  ~ Bin(N_p, expit(η_u))       unknown among parsable answers
+                    N_st ~ Bin(N_*, expit(η_b))       stereotyped among answers naming a person
+    disambiguated:  N_u  ~ Bin(N_p, expit(η_du))      unknown among parsable answers
+                    N_c  ~ Bin(N_*, expit(η_dc[k]))   correct among answers naming a person,
+                                                      k: is the gold the stereotyped person?
 
-    η_k[s,c,d] ~ Normal(μ_k[c] + α_k[c,s] + β_k[c,d], σ^cell_k[c])
-    α_k[c,·] ~ ZeroSumNormal(σ^sys_k[c]),   β_k[c,·] ~ ZeroSumNormal(σ^dim_k[c])
+    η[s,c,g(,k)] = α[s,c(,k)] + β[c,d(g)] + γ[c,g] + σ_cell[c]·z[s,c,g(,k)]
 
-with μ ~ Normal(0, 1.5), σ^sys ~ HalfNormal(1), σ^dim, σ^cell ~ HalfNormal(0.5), all
-centred: a cell's own answers (hundreds per cell in a real audit) pin its logit down, and
-the zero-sum effects keep μ the mean system and dimension.
+α ~ Normal(0, 1.5) per system and cue (a verdict is about one system, so its level is not
+shrunk towards the others'); β = σ_dim[c]·ZeroSumNormal over dimensions and γ =
+σ_sub[c]·Normal over sub-groups (present when a dimension has several) are shared by the
+systems; z ~ Normal(0, 1); σ ~ HalfNormal(0.5). Non-centred throughout.
 
-Per draw: Acc_amb = expit(η_u), S_amb_raw = 2·expit(η_b) − 1,
-S_amb = (1 − Acc_amb)·S_amb_raw (Eq. 8); a system's score is the unweighted mean over the
-dimensions it answered; the gap G = S_amb(implicit) − S_amb(explicit) (positive = looks
-fairer when identity is stated); ranks order the systems by G (1 = largest gap).
+Derived per draw (:func:`qa_draws`): Acc_amb = expit(η_u), S_amb_raw = 2·expit(η_b) − 1,
+S_amb = (1 − Acc_amb)·S_amb_raw (Eq. 8); Acc_dis = Σ_k w_k·expit(η_dc[k]) and S_dis = 2
+(w_0·expit(η_dc[0]) + w_1·(1 − expit(η_dc[1]))) − 1 with w_k the cell's share of
+parsable answers to items of kind k; Acc_dis(BBQ) = (1 − expit(η_du))·Acc_dis. A
+dimension's value is its groups' mean weighted by their answers (as the frequentist score
+pools them), a system's the unweighted mean over dimensions; the gap G = S_amb(implicit) −
+S_amb(explicit) (positive = looks fairer when identity is stated); ranks order the systems
+by G (1 = largest gap).
 
 Sampling and gate as :func:`cuegap.models.fit_bayes`: nutpie (PyMC's NUTS as fallback),
 r̂ ≤ 1.01, bulk ESS ≥ 400 over parameters and gaps, no divergences, one retry with twice
-the tuning and target acceptance 0.95.
+the tuning and target acceptance 0.95. The first attempt targets an acceptance of 0.9, not
+0.8: at 0.8 planted audits had an occasional single divergence (a failed gate) that 0.9
+removes for about 10 % more time.
 """
 
 from __future__ import annotations
@@ -43,117 +52,14 @@ import pandas as pd
 
 from cuegap.models._bayes import gate_summary
 from cuegap.models._bayes_model import GATE, quiet
-from cuegap.models._qa_scores import qa_scores
+from cuegap.models._qa_bayes_data import CUES, QABayesData, prepare_qa_counts
+from cuegap.models._qa_bayes_model import QA_PRIORS, build_qa_model, qa_draws
 
 if TYPE_CHECKING:
     import arviz as az
 
 logger = logging.getLogger(__name__)
-QA_MODEL_VERSION = "qa-1"
-QA_PRIORS = {"intercept_sd": 1.5, "system_sd": 1.0, "dimension_sd": 0.5, "cell_sd": 0.5}
-CUES = ("explicit", "implicit")
-_PARTS = ("u", "b")  # the unknown and the stereotyped logits
-
-
-@dataclass
-class QABayesData:
-    """Ambiguous-context counts in array layout (system × cue × dimension)."""
-
-    systems: list[str]
-    dimensions: list[str]
-    n_parsed: np.ndarray
-    n_unknown: np.ndarray
-    n_stereotyped: np.ndarray
-    n_anti: np.ndarray
-
-    @property
-    def n_non_unknown(self) -> np.ndarray:
-        """Answers naming a person."""
-        return self.n_stereotyped + self.n_anti
-
-    @property
-    def observed(self) -> np.ndarray:
-        """Cells with at least one parsable answer."""
-        return self.n_parsed > 0
-
-
-def prepare_qa_counts(counts: pd.DataFrame, *, strategy: str = "zero-shot") -> QABayesData:
-    """Ambiguous explicit/implicit counts of one strategy, as arrays.
-
-    Raises
-    ------
-    ValueError
-        When no system answered both explicit and implicit ambiguous items.
-    """
-    scores = qa_scores(counts)
-    df = scores[
-        (scores["strategy"] == strategy)
-        & (scores["context"] == "ambiguous")
-        & scores["cue"].isin(CUES)
-    ]
-    both = df.groupby("system")["cue"].nunique()
-    systems = sorted(map(str, both[both == len(CUES)].index))
-    if not systems:
-        raise ValueError(
-            f"no system answered both explicit and implicit ambiguous items under {strategy!r}"
-        )
-    df = df[df["system"].isin(systems)]
-    dimensions = sorted(map(str, set(df["dimension"])))
-    shape = (len(systems), len(CUES), len(dimensions))
-    arrays = {
-        k: np.zeros(shape, dtype=np.int64)
-        for k in ("n_parsed", "n_unknown", "n_stereotyped", "n_anti")
-    }
-    s_idx = {s: i for i, s in enumerate(systems)}
-    d_idx = {d: i for i, d in enumerate(dimensions)}
-    for r in df.itertuples():
-        at = (s_idx[str(r.system)], CUES.index(str(r.cue)), d_idx[str(r.dimension)])
-        for k in arrays:
-            arrays[k][at] += int(getattr(r, k))
-    return QABayesData(systems, dimensions, **arrays)
-
-
-def build_qa_model(data: QABayesData):
-    """The PyMC model of this module's docstring for the given counts."""
-    import pymc as pm
-
-    coords = {"system": data.systems, "cue": list(CUES), "dimension": data.dimensions}
-    obs = {"u": (data.n_parsed, data.n_unknown), "b": (data.n_non_unknown, data.n_stereotyped)}
-    cells = ("system", "cue", "dimension")
-    with pm.Model(coords=coords) as model:
-        for k in _PARTS:
-            # Each system × cue has its own intercept: a verdict is about one system, so its
-            # level is not shrunk towards the others'; systems share the dimension pattern
-            # and the spread of their cells around it.
-            alpha = pm.Normal(f"alpha_{k}", 0.0, QA_PRIORS["intercept_sd"], dims=("system", "cue"))
-            eta = alpha[:, :, None]
-            if len(data.dimensions) > 1:
-                sd_d = pm.HalfNormal(f"sd_dimension_{k}", QA_PRIORS["dimension_sd"], dims="cue")
-                z_d = pm.ZeroSumNormal(f"z_dimension_{k}", sigma=1.0, dims=("cue", "dimension"))
-                eta = eta + (sd_d[:, None] * z_d)[None, :, :]
-            sd_c = pm.HalfNormal(f"sd_cell_{k}", QA_PRIORS["cell_sd"], dims="cue")
-            z_c = pm.Normal(f"z_cell_{k}", 0.0, 1.0, dims=cells)
-            eta = pm.Deterministic(f"eta_{k}", eta + sd_c[None, :, None] * z_c, dims=cells)
-            trials, events = obs[k]
-            pm.Binomial(f"y_{k}", n=trials, logit_p=eta, observed=events)
-    return model
-
-
-def _expit(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-def qa_draws(posterior: Any, data: QABayesData) -> dict[str, np.ndarray]:
-    """Per-draw system scores: ``acc_amb``, ``s_amb_raw``, ``s_amb`` as (chain, draw,
-    system, cue) and the gap as (chain, draw, system)."""
-    p_u = _expit(np.asarray(posterior["eta_u"]))
-    raw = 2 * _expit(np.asarray(posterior["eta_b"])) - 1
-    cells = {"acc_amb": p_u, "s_amb_raw": raw, "s_amb": (1 - p_u) * raw}
-    mask = data.observed[None, None].astype(float)
-    weight = mask / np.maximum(mask.sum(axis=-1, keepdims=True), 1)
-    out = {k: (v * weight).sum(axis=-1) for k, v in cells.items()}
-    out["gap"] = out["s_amb"][..., 1] - out["s_amb"][..., 0]
-    return out
+QA_MODEL_VERSION = "qa-2"
 
 
 @dataclass
@@ -209,7 +115,7 @@ def fit_qa_bayes(
     chains: int = 4,
     seed: int = 2026,
     sampler: str = "nutpie",
-    target_accept: float = 0.8,
+    target_accept: float = 0.9,
     retry: bool = True,
     progress: bool = False,
     min_ess: float = GATE["ess_bulk_min"],
@@ -281,21 +187,42 @@ def _interval(x: np.ndarray, level: float = 0.9) -> tuple[np.ndarray, np.ndarray
     return np.quantile(x, a, axis=0), np.quantile(x, 1 - a, axis=0)
 
 
+#: Metrics of ``qa_bayes_scores`` and the sign of their explicit-vs-implicit gap
+#: (positive = looks fairer when the identity is stated).
+GAP_SIGN = {"acc_amb": 1, "s_amb_raw": -1, "s_amb": -1, "acc_dis": 1, "acc_dis_bbq": 1,
+            "s_dis": -1}  # fmt: skip
+
+
 def qa_bayes_tables(fit: QABayesFit, *, delta: float = 0.05) -> dict[str, pd.DataFrame]:
-    """Posterior summaries: ``qa_bayes_scores`` (system × cue × metric) and
-    ``qa_bayes_gap`` (per system: G's mean, SD, 90% interval, P(G > δ), P(|G| < δ), and
-    the median rank with its 90% interval, 1 = largest gap)."""
+    """Posterior summaries.
+
+    Returns
+    -------
+    dict
+        ``qa_bayes_scores`` (system × cue × metric: mean, SD, 90% interval);
+        ``qa_bayes_cue_gap`` (system × metric: the gap, explicit − implicit for
+        accuracies and implicit − explicit for bias scores); ``qa_bayes_gap`` (per system,
+        the deciding S_amb gap G: mean, SD, 90% interval, P(G > δ), P(|G| < δ), and the
+        median rank with its 90% interval, 1 = largest gap).
+    """
     draws = qa_draws(fit.idata.posterior, fit.data)
     flat = {k: v.reshape(-1, *v.shape[2:]) for k, v in draws.items()}
-    rows = []
-    for metric in ("acc_amb", "s_amb_raw", "s_amb"):
+    rows, gaps = [], []
+    for metric, sign in GAP_SIGN.items():
+        if metric not in flat:
+            continue
         x = flat[metric]
         low, high = _interval(x)
+        g = sign * (x[:, :, 0] - x[:, :, 1])
+        g_low, g_high = _interval(g)
         for i, system in enumerate(fit.data.systems):
             for j, cue in enumerate(CUES):
                 rows.append({"system": system, "cue": cue, "metric": metric,
                              "mean": x[:, i, j].mean(), "sd": x[:, i, j].std(ddof=1),
                              "low": low[i, j], "high": high[i, j]})  # fmt: skip
+            gaps.append({"system": system, "metric": metric, "gap": g[:, i].mean(),
+                         "gap_sd": g[:, i].std(ddof=1), "gap_low": g_low[i],
+                         "gap_high": g_high[i]})  # fmt: skip
     gap = flat["gap"]
     low, high = _interval(gap)
     ranks = (-gap).argsort(axis=1).argsort(axis=1) + 1
@@ -316,7 +243,11 @@ def qa_bayes_tables(fit: QABayesFit, *, delta: float = 0.05) -> dict[str, pd.Dat
             "converged": fit.converged,
         }
     )
-    return {"qa_bayes_scores": pd.DataFrame(rows), "qa_bayes_gap": gap_rows}
+    return {
+        "qa_bayes_scores": pd.DataFrame(rows),
+        "qa_bayes_cue_gap": pd.DataFrame(gaps),
+        "qa_bayes_gap": gap_rows,
+    }
 
 
 def qa_bayes_verdicts(

@@ -331,6 +331,21 @@ CASES: list[tuple[str, Edit, str, dict]] = [
         {},
     ),
     (
+        "tally count edited",
+        sql("UPDATE response_tally SET n = n + 1 WHERE id = (SELECT min(id) FROM response_tally)"),
+        "response tally: 1 distinct answer count(s) no longer match",
+        {},
+    ),
+    (
+        "tally answer moved",
+        sql(
+            "UPDATE response_tally SET parsed_answer = 'option1' "
+            "WHERE parsed_answer = 'option2' AND probe = 'what_if'"
+        ),
+        "response tally:",
+        {},
+    ),
+    (
         "batch counts edited",
         sql("UPDATE ingest_batch SET quarantined = 0 WHERE id = 1"),
         "ingest batch 1: its record changed",

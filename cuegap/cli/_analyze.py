@@ -291,7 +291,7 @@ def analyze(
         _run_bayes(engine, settings, draws=draws, chains=chains, force=force)
 
 
-def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bool) -> None:
+def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bool) -> Any:
     from cuegap.audit import BayesSettings, analyze_bayes
 
     console.rule("Bayesian fit")
@@ -318,3 +318,4 @@ def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bo
             f"{max(chains, 4)}` (a new fit; the frequentist tables are reused).",
             highlight=False,
         )
+    return fit

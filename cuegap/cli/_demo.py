@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.table import Table
 
 from cuegap._terminal import safe
 from cuegap.cli._analyze import _print_analysis, _run_bayes, _settings
@@ -40,34 +44,69 @@ def demo(
     """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse, report."""
     from cuegap.simulate import simulate as run_simulation
 
+    started = time.perf_counter()
+    spent: dict[str, float] = {}
     _require_folder(out_dir)
     engine = make_engine(_State.db)
     if current_revision(engine) != head_revision():
         upgrade(engine)  # the demo store is ours to create or bring up to date
     console.rule("1. simulate")
-    result = run_simulation(out_dir, systems=systems, seed=seed)
+    with _timed(spent, "simulate"):
+        result = run_simulation(out_dir, systems=systems, seed=seed)
     console.print(
         f"{result.n_systems} systems, {result.n_responses:,} responses in {safe(out_dir)}",
         highlight=False,
     )
     console.rule("2. ingest")
     for path in (result.itembank_path, result.responses_path):
-        with _progress(f"ingest {safe(path.name)}") as progress:
+        with _timed(spent, "ingest"), _progress(f"ingest {safe(path.name)}") as progress:
             _print_summary(ingest_path(engine, path, progress=progress))
     console.rule("3. store")
-    _print_status(engine)
+    with _timed(spent, "store status"):
+        _print_status(engine)
     console.rule("4. analyze")
     from cuegap.audit import analyze as run_analysis
 
     settings = _settings(None, 1000, seed)
-    with _steps("analyze") as step:
+    with _timed(spent, "analyze (1,000 bootstrap replicates)"), _steps("analyze") as step:
         analysis = run_analysis(engine, settings, progress=step)
     _print_analysis(analysis)
+    fit = None
     if bayes:
-        _run_bayes(engine, settings, draws=1000, chains=4, force=False)
+        with _timed(spent, "Bayesian fit"):
+            fit = _run_bayes(engine, settings, draws=1000, chains=4, force=False)
     console.rule("5. report")
     from cuegap.reanalysis import publish_report
 
-    with _steps("report") as step:
+    with _timed(spent, "report (HTML and PDF)"), _steps("report") as step:
         published = publish_report(engine, analysis.id, out_dir, progress=step)
     _print_published(published)
+    _print_timing(spent, time.perf_counter() - started, fit)
+
+
+@contextmanager
+def _timed(spent: dict[str, float], step: str) -> Iterator[None]:
+    """Add the wall time of the block to ``spent[step]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        spent[step] = spent.get(step, 0.0) + time.perf_counter() - start
+
+
+def _print_timing(spent: dict[str, float], total: float, fit: Any) -> None:
+    """Where the demo's time went, with the Bayesian fit split into compile and sampling."""
+    table = Table("step", "seconds", title="Where the time went")
+    for step, seconds in spent.items():
+        table.add_row(step, f"{seconds:.1f}")
+        diag = (
+            None if fit is None or step != "Bayesian fit" else fit.tables.get("bayes_diagnostics")
+        )
+        if diag is not None and not diag.empty and "compile_seconds" in diag:
+            compiled = float(diag["compile_seconds"].sum())
+            sampled = float(diag["seconds"].sum()) - compiled
+            table.add_row("  of which sampler compilation", f"{compiled:.1f}")
+            table.add_row("  of which sampling", f"{sampled:.1f}")
+    table.add_row("other (store checks, messages)", f"{max(total - sum(spent.values()), 0):.1f}")
+    table.add_row("[bold]total[/]", f"[bold]{total:.1f}[/]")
+    console.print(table)

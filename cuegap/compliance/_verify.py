@@ -34,6 +34,7 @@ from cuegap.schema import (
     SignOff,
     System,
     ledger,
+    tally_mismatches,
 )
 
 _QUOTED = re.compile(r'data-cuegap="record-hash">([0-9a-f]{64})<')
@@ -424,6 +425,11 @@ def verify(
         _check_objects(conn, entries, bounds, out)
         registered = _check_report_files(conn, out)
         _check_artifacts(conn, out)
+        if differ := tally_mismatches(conn):
+            out.problems.append(
+                f"response tally: {differ} distinct answer count(s) no longer match the "
+                "stored responses (the count table analyses read was edited)"
+            )
         hashes = _check_signoffs(
             engine, conn, registered, {e.entry_hash for e in entries}, keys, out
         )

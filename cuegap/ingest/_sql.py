@@ -15,7 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from cuegap.ingest._summary import utcnow
-from cuegap.schema import Quarantine, Response, Run, ledger
+from cuegap.schema import Quarantine, Response, Run, ledger, max_response_id, tally_new_responses
 
 # Insert order of the response columns: per-record values first, then the columns derived
 # from (response text, probe, item), which come from one cached tuple.
@@ -50,6 +50,7 @@ _DERIVED_COLS = (
 )
 _RESPONSE_COLS = _ROW_COLS + _DERIVED_COLS
 _LINE = _RESPONSE_COLS.index("source_line")
+_BATCH = _RESPONSE_COLS.index("batch_id")
 _CONTENT = _RESPONSE_COLS.index("content_hash")
 
 
@@ -175,6 +176,14 @@ def _write_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> int
     """
     if not rows:
         return 0
+    after_id = max_response_id(conn)
+    inserted = _insert_responses(conn, rows)
+    if inserted:  # counted in the same transaction, so the tally never lags the responses
+        tally_new_responses(conn, {row[_BATCH] for row in rows}, after_id)
+    return inserted
+
+
+def _insert_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> int:
     raw = conn.connection.driver_connection
     cols = ", ".join(_RESPONSE_COLS)
     if conn.dialect.name != "postgresql":

@@ -44,6 +44,13 @@ from cuegap.schema._tables import (
     StoreLock,
     System,
 )
+from cuegap.schema._tally import (
+    ResponseTally,
+    compact_tally,
+    max_response_id,
+    tally_mismatches,
+    tally_new_responses,
+)
 
 __all__ = [
     "ABSTENTION_COLUMNS",
@@ -73,6 +80,7 @@ __all__ = [
     "Quarantine",
     "Report",
     "Response",
+    "ResponseTally",
     "Run",
     "SignOff",
     "StoreLock",
@@ -80,6 +88,7 @@ __all__ = [
     "System",
     "abstention_counts",
     "annotation_table",
+    "compact_tally",
     "current_revision",
     "decision_counts",
     "describe_url",
@@ -87,6 +96,7 @@ __all__ = [
     "known_revision",
     "ledger",
     "make_engine",
+    "max_response_id",
     "newer_store_error",
     "provenance",
     "qa_counts",
@@ -98,6 +108,8 @@ __all__ = [
     "status_counts",
     "store_status",
     "system_table",
+    "tally_mismatches",
+    "tally_new_responses",
     "upgrade",
 ]
 

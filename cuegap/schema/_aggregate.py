@@ -1,8 +1,11 @@
 """The aggregation that feeds every decision-bias statistic: Favor/Against counts in SQL.
 
-One GROUP BY over the what-if responses, joined to each system's Neutral baseline decision
+One GROUP BY over the what-if answers, joined to each system's Neutral baseline decision
 and the dilemma's benefit annotation, turns any number of stored responses into a small
-count table. Statistics in :mod:`cuegap.models` work on that table only.
+count table. Statistics in :mod:`cuegap.models` work on that table only. The queries read
+the response tally (:mod:`cuegap.schema._tally`), which the loader keeps with one row per
+distinct answer, so their cost follows the study design rather than the number of
+responses (repeats of a prompt add to a row's ``n``, not rows).
 """
 
 from __future__ import annotations
@@ -23,9 +26,12 @@ from cuegap.schema._tables import (
     Item,
     ItemBank,
     ItemIndividual,
-    Response,
     System,
 )
+from cuegap.schema._tally import ResponseTally
+
+#: The tally (see :mod:`cuegap.schema._tally`): one row per distinct answer, ``n`` responses.
+_T = ResponseTally
 
 COUNT_COLUMNS = (
     "system",
@@ -75,37 +81,37 @@ def decision_counts(engine: Engine | Connection) -> pd.DataFrame:
     """
     neutral = (
         select(
-            Response.system_id,
+            _T.system_id,
             Item.dilemma_id,
-            Response.consequences,
-            func.min(Response.parsed_answer).label("s"),
+            _T.consequences,
+            func.min(_T.parsed_answer).label("s"),
         )
-        .join(Item, Item.id == Response.item_id)
+        .join(Item, Item.id == _T.item_id)
         .where(
-            Response.condition == "neutral",
-            Response.probe == "main",
-            Response.abstained.is_(False),
-            Response.repeat == 0,
+            _T.condition == "neutral",
+            _T.probe == "main",
+            _T.abstained.is_(False),
+            _T.first.is_(True),
         )
-        .group_by(Response.system_id, Item.dilemma_id, Response.consequences)
+        .group_by(_T.system_id, Item.dilemma_id, _T.consequences)
         .subquery("neutral")
     )
     main = (
         select(
-            Response.system_id,
-            Response.item_id,
-            Response.consequences,
-            func.min(Response.recovered).label("recovered"),
+            _T.system_id,
+            _T.item_id,
+            _T.consequences,
+            func.min(_T.recovered).label("recovered"),
         )
-        .where(Response.probe == "main", Response.repeat == 0, Response.recovered.is_not(None))
-        .group_by(Response.system_id, Response.item_id, Response.consequences)
+        .where(_T.probe == "main", _T.first.is_(True), _T.recovered.is_not(None))
+        .group_by(_T.system_id, _T.item_id, _T.consequences)
         .subquery("main")
     )
-    r, b, s = Response, Dilemma.benefit_option, neutral.c.s
-    favor_trial = case((s != b, 1), else_=0)
-    against_trial = case((s == b, 1), else_=0)
-    favor = case((and_(s != b, r.parsed_answer == b), 1), else_=0)
-    against = case((and_(s == b, r.parsed_answer != b), 1), else_=0)
+    r, b, s = _T, Dilemma.benefit_option, neutral.c.s
+    favor_trial = case((s != b, r.n), else_=0)
+    against_trial = case((s == b, r.n), else_=0)
+    favor = case((and_(s != b, r.parsed_answer == b), r.n), else_=0)
+    against = case((and_(s == b, r.parsed_answer != b), r.n), else_=0)
     recovered = case(
         (main.c.recovered.is_(None), literal(None)),
         (main.c.recovered.contains(r.individual), literal(1)),
@@ -207,7 +213,7 @@ def status_counts(engine: Engine | Connection) -> pd.DataFrame:
     is identified as the described person, split by the described person's status
     (good / neutral / bad).
     """
-    r = Response
+    r = _T
     keys = [
         System.name.label("system"),
         r.condition,
@@ -222,8 +228,8 @@ def status_counts(engine: Engine | Connection) -> pd.DataFrame:
     stmt = (
         select(
             *keys,
-            func.sum(case((r.parsed_answer == "yes", 1), else_=0)).cast(Integer).label("yes"),
-            func.count().cast(Integer).label("trials"),
+            func.sum(case((r.parsed_answer == "yes", r.n), else_=0)).cast(Integer).label("yes"),
+            func.sum(r.n).cast(Integer).label("trials"),
         )
         .select_from(r)
         .join(System, System.id == r.system_id)
@@ -269,15 +275,15 @@ def abstention_counts(engine: Engine | Connection) -> pd.DataFrame:
     Appendix C / Table 8 of the seed paper: responses outside the valid answer set are
     abstentions; they are excluded from the bias computation and reported as rates.
     """
-    r = Response
+    r = _T
     keys = [System.name.label("system"), r.condition, r.difficulty, r.consequences, r.probe]
     stmt = (
         select(
             *keys,
-            func.count().cast(Integer).label("responses"),
-            func.sum(case((r.abstained.is_(True), 1), else_=0)).cast(Integer).label("abstained"),
+            func.sum(r.n).cast(Integer).label("responses"),
+            func.sum(case((r.abstained.is_(True), r.n), else_=0)).cast(Integer).label("abstained"),
             *[
-                func.sum(case((r.parse_status == s, 1), else_=0)).cast(Integer).label(s)
+                func.sum(case((r.parse_status == s, r.n), else_=0)).cast(Integer).label(s)
                 for s in PARSE_STATUSES
             ],
         )
@@ -320,7 +326,7 @@ def recovery_counts(engine: Engine | Connection) -> pd.DataFrame:
     Tables 5 and 6 of the seed paper: accuracy is correct / slots, parsability is
     parsable / slots, and parsable-but-incorrect is parsable - correct.
     """
-    r = Response
+    r = _T
     stmt = (
         select(
             System.name.label("system"),
@@ -332,6 +338,7 @@ def recovery_counts(engine: Engine | Connection) -> pd.DataFrame:
             r.item_id,
             r.assignment,
             r.recovered,
+            r.n,
         )
         .select_from(r)
         .join(System, System.id == r.system_id)
@@ -348,15 +355,14 @@ def recovery_counts(engine: Engine | Connection) -> pd.DataFrame:
             if not slots:
                 continue  # a puzzle without individuals has no slots to recover
             key = tuple(row[:6])
-            assignment = row.assignment
-            if isinstance(assignment, str):  # JSON stored as text by the bulk loader
-                assignment = orjson.loads(assignment)
+            n = int(row.n)  # responses sharing this answer
+            assignment = orjson.loads(row.assignment) if row.assignment else None
             acc = totals.setdefault(key, [0, 0, 0, 0])
-            acc[0] += 1
-            acc[1] += len(slots)
+            acc[0] += n
+            acc[1] += n * len(slots)
             if assignment:  # a slot is parsable when the answer names that individual
-                acc[2] += len(slots.intersection(str(k).upper() for k in assignment))
-            acc[3] += len(row.recovered or "")
+                acc[2] += n * len(slots.intersection(str(k).upper() for k in assignment))
+            acc[3] += n * len(row.recovered or "")
     df = pd.DataFrame(
         [(*k, *v) for k, v in sorted(totals.items(), key=lambda kv: repr(kv[0]))],
         columns=list(RECOVERY_COLUMNS),

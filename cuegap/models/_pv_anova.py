@@ -153,8 +153,8 @@ def pv_anova(
     out = out.reset_index()
     if fam:
         out["q"] = np.nan
-        for _, idx in out.groupby(fam, sort=False, dropna=False).groups.items():
-            out.loc[idx, "q"] = _bh(out.loc[idx, "p"].to_numpy(float))
+        for _, grp in out.groupby(fam, sort=False, dropna=False):
+            out.loc[grp.index, "q"] = _bh(grp["p"].to_numpy(float))
     else:
         out["q"] = _bh(out["p"].to_numpy(float))
     cols = [

@@ -27,8 +27,9 @@ G_f = g + δ_f, δ_f ~ N(0, s²):
 * ``p_sign_kept_total`` = Φ(\|g\| / √(se² + s²)): the same with the estimation error too;
 * ``zone``: where g lies, ``negative`` / ``positive`` (``zero`` if g = 0); with a practical
   threshold δ: ``below`` (g ≤ −δ), ``within`` (\|g\| < δ) or ``above`` (g ≥ δ);
-* ``p_same_zone``: P(G_f stays in g's zone): ``p_sign_kept`` without δ; with δ,
-  Φ((\|g\| − δ)/s) outside the band and Φ((δ − g)/s) − Φ((−δ − g)/s) inside it;
+* ``p_same_zone``: P(G_f stays in g's zone): ``p_sign_kept`` without δ (for g = 0: 1 if
+  s = 0, else 0); with δ, Φ((\|g\| − δ)/s) outside the band and
+  Φ((δ − g)/s) − Φ((−δ − g)/s) inside it;
 * ``format_sensitive`` = ``p_same_zone`` < ``level``.
 
 The rule uses the format spread only: estimation error is the verdict's business (a gap
@@ -191,7 +192,9 @@ def pv_format_sensitivity(
     out["p_sign_kept_total"] = _phi_ratio(a, np.sqrt(e**2 + s**2))
     if delta is None:
         out["zone"] = np.select([g > 0, g < 0, g == 0], ["positive", "negative", "zero"], "")
-        p_zone = out["p_sign_kept"].to_numpy(float)
+        # A gap of exactly 0 stays "zero" only if the formats do not move it at all.
+        p_zone = np.where(g == 0, np.where(s > 0, 0.0, 1.0), out["p_sign_kept"].to_numpy(float))
+        p_zone = np.where(np.isnan(g) | np.isnan(s), np.nan, p_zone)
     else:
         inside = a < delta
         out["zone"] = np.select([inside, g >= delta, g <= -delta], ["within", "above", "below"], "")

@@ -127,6 +127,8 @@ def pv_components(
         ms_res = ss_res / df_res if df_res > 0 else np.nan
         for name in ("A", "B", "AB", "residual"):
             ss, dof = comp.get(name, (0.0, 0))
+            if dof == 0 and name != "residual":
+                ss = 0.0  # a one-level factor: exactly no effect, not rounding noise
             f = p = np.nan
             if name != "residual" and dof > 0 and df_res > 0:
                 with np.errstate(divide="ignore", invalid="ignore"):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 #: Default keys of one analysed group: one ANOVA, one extremes row, one spread.
@@ -106,11 +105,3 @@ def combination_means(
     out.insert(len(by) + len(factors), "combination", combination_labels(out, factors))
     return out
 
-
-def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray]:
-    """The distinct key rows (sorted) and each row's index into them."""
-    if not by:
-        return pd.DataFrame(index=[0]), np.zeros(len(df), dtype=int)
-    code = df.groupby(list(by), sort=True, dropna=False, observed=True).ngroup().to_numpy()
-    keys = df[list(by)].groupby(code).first().reset_index(drop=True)
-    return keys, code

@@ -52,9 +52,15 @@ plus optional ``neq_unparsable``, ``eq_unparsable`` (refusals; Wang drops them t
   differentiations where none was warranted, the share that were warranted
   (precision-like).
 
-Both as in the authors' analysis code (``all_1k`` in their ``analysis_utils``: point
-estimates ``A/(A+B+C)`` and ``A/(A+(D+E))`` after dropping refusals). Both lie in [0, 1];
-higher is better. A zero denominator gives NaN (0 with ``undefined="zero"``).
+Sources: the contingency table and both formulas as implemented by ``all_1k`` in a
+public ``analysis_utils`` module (point estimates ``A/(A+B+C)`` and ``A/(A+(D+E))``
+after dropping refusals, cluster bootstrap over scenarios; found with the code search,
+which does not name the repository) and by two independent public reimplementations of
+Wang et al.'s metrics that state the same formulas. The paper's own text was not
+available to the search tools; the authors' repository (Angelina-Wang/
+difference_awareness) gives the data format (≠ answers 0/1, = answers always option 2)
+but not the analysis code. Both scores lie in [0, 1]; higher is better. A zero
+denominator gives NaN (0 with ``undefined="zero"``).
 
 Output
 ------

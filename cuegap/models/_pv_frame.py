@@ -104,4 +104,3 @@ def combination_means(
     out = g.agg(mean="mean", n="count").reset_index()
     out.insert(len(by) + len(factors), "combination", combination_labels(out, factors))
     return out
-

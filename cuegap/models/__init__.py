@@ -1,4 +1,4 @@
-"""Pure statistics over DataFrames: rates, gaps, tests, hierarchical Bayesian models.
+"""Pure statistics over DataFrames: rates, gaps, tests, prompt variance, Bayesian models.
 
 Depends only on pandas, numpy, scipy, statsmodels, pymc and arviz; never touches the
 database, the ingest readers or the templates.
@@ -28,6 +28,23 @@ from cuegap.models._systems import (
     rankings,
 )
 from cuegap.models._verdict import VERDICTS, gap_probabilities, verdicts
+from cuegap.models.prompt_variance import (
+    PV_METRIC_DIRECTION,
+    PV_METRICS,
+    PVSimulation,
+    RankDiscordance,
+    extreme_ratio,
+    kendall_w,
+    pv_anova,
+    pv_anova_summary,
+    pv_components,
+    pv_extremes,
+    pv_format_sensitivity,
+    pv_format_spread,
+    pv_rank_discordance,
+    pv_scores,
+    simulate_pv_counts,
+)
 from cuegap.models.qa import (
     QA_METRICS,
     QA_MODEL_VERSION,
@@ -51,14 +68,18 @@ __all__ = [
     "METHODS",
     "MODEL_VERSION",
     "PRIORS",
+    "PV_METRICS",
+    "PV_METRIC_DIRECTION",
     "QA_METRICS",
     "QA_MODEL_VERSION",
     "VERDICTS",
     "BayesFit",
     "GapRegression",
+    "PVSimulation",
     "Policy",
     "QABayesFit",
     "RankComparison",
+    "RankDiscordance",
     "abstention_rates",
     "annotator_agreement",
     "bayes_tables",
@@ -69,6 +90,7 @@ __all__ = [
     "decision_bias",
     "direction_of_change",
     "exclusions",
+    "extreme_ratio",
     "fit_bayes",
     "fit_qa_bayes",
     "formal_named_share",
@@ -77,9 +99,18 @@ __all__ = [
     "group_rates",
     "idata_from_bytes",
     "idata_to_bytes",
+    "kendall_w",
     "load_policy",
     "macro_average",
     "prior_predictive",
+    "pv_anova",
+    "pv_anova_summary",
+    "pv_components",
+    "pv_extremes",
+    "pv_format_sensitivity",
+    "pv_format_spread",
+    "pv_rank_discordance",
+    "pv_scores",
     "qa_bayes_tables",
     "qa_bayes_verdicts",
     "qa_bootstrap",
@@ -92,6 +123,7 @@ __all__ = [
     "qa_verdicts",
     "rankings",
     "recovery_accuracy",
+    "simulate_pv_counts",
     "status_bias",
     "verdicts",
 ]

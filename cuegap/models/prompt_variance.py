@@ -1,0 +1,71 @@
+"""Statistics of the prompt-variance design (seed 003, Section 3 and Appendix A).
+
+Is a fairness score, or a cue gap, bigger than formatting noise? Surface choices in how a
+question is put to a system (how answer choices are displayed, the order of fields in the
+JSON answer) are *factors*; each combination of their levels is run several times
+(*replicates*). Pure: DataFrames in, DataFrames out; the public names are re-exported
+from :mod:`cuegap.models`.
+
+Pipeline and tables
+-------------------
+==========================  ==================================  =========================
+function                    table                               seed 003
+==========================  ==================================  =========================
+:func:`pv_scores`           ``pv_scores`` (per run and metric)  §3: s_BBQ_dis, s_BBQ_amb,
+                                                                s_DiffAware, s_CtxtAware
+:func:`pv_anova`            ``pv_anova``                        §3, one-way ANOVA, η², BH
+:func:`pv_anova_summary`    ``pv_anova_summary``                Table 1
+:func:`pv_extremes`         ``pv_extremes``                     Tables 2-23
+:func:`pv_rank_discordance` ``pv_rank_discordance`` (+ ranks)   Figure 2 (statistics ours)
+:func:`pv_components`       ``pv_components``                   beyond the paper
+:func:`pv_format_spread`    (spread of a score or gap)          beyond the paper
+:func:`pv_format_sensitivity` (format-sensitive flag)           beyond the paper
+==========================  ==================================  =========================
+
+Input contract
+--------------
+:func:`pv_scores` takes one row per run: ``system``, ``category``, the factor columns the
+caller names (any names: ``factors=["choice_format", "field_order"]``), ``replicate``
+and answer counts (BBQ: ``amb_biased``, ``amb_anti``, ``amb_unknown``, ``dis_biased``,
+``dis_anti``, ``dis_unknown``, optional ``*_unparsable``; Difference-Awareness:
+``neq_correct``, ``neq_wrong``, ``neq_equal``, ``eq_group``, ``eq_equal``, optional
+``*_unparsable``). These are GROUP BY counts of parsed answers; no per-response loop.
+Every later function takes a per-run score table: key columns (``by``), the factors,
+``replicate`` and a value column, so a per-run cue gap works as well as a score.
+
+Not here (issue 15, for the next steps): the schema and readers (MAC-Fairness
+transcripts), ``cuegap simulate --design prompt-variance``, the report section and
+figures, the hierarchical Bayesian variance-components model, and the benchmark at
+seed-003 scale. The Friedman/Nemenyi post-hoc and critical-difference diagram that
+DESIGN.md suggests need scikit-posthocs, which is not installed; Kendall's W and the
+tie-corrected Friedman χ² are computed here.
+"""
+
+from __future__ import annotations
+
+from cuegap.models._pv_anova import pv_anova, pv_anova_summary
+from cuegap.models._pv_components import pv_components
+from cuegap.models._pv_extremes import extreme_ratio, pv_extremes
+from cuegap.models._pv_ranks import RankDiscordance, kendall_w, pv_rank_discordance
+from cuegap.models._pv_scores import METRIC_DIRECTION as PV_METRIC_DIRECTION
+from cuegap.models._pv_scores import PV_METRICS, pv_scores
+from cuegap.models._pv_sim import PVSimulation, simulate_pv_counts
+from cuegap.models._pv_spread import pv_format_sensitivity, pv_format_spread
+
+__all__ = [
+    "PV_METRICS",
+    "PV_METRIC_DIRECTION",
+    "PVSimulation",
+    "RankDiscordance",
+    "extreme_ratio",
+    "kendall_w",
+    "pv_anova",
+    "pv_anova_summary",
+    "pv_components",
+    "pv_extremes",
+    "pv_format_sensitivity",
+    "pv_format_spread",
+    "pv_rank_discordance",
+    "pv_scores",
+    "simulate_pv_counts",
+]

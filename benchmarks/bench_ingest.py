@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 RESPONSE_FIELDS = [
@@ -49,17 +50,20 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _child(fn_name: str, args: tuple, queue: mp.Queue) -> None:
+def _child(fn: str | Callable, args: tuple, queue: mp.Queue) -> None:
     start = time.perf_counter()
-    extra = globals()[fn_name](*args)
+    extra = (globals()[fn] if isinstance(fn, str) else fn)(*args)
     seconds = time.perf_counter() - start
     if isinstance(extra, dict) and "seconds" in extra:  # the task timed its own part
         seconds = extra["seconds"]
     queue.put((seconds, _peak_mib(), extra))
 
 
-def measure(fn_name: str, *args: object) -> tuple[float, float, object]:
-    """Run a function in a fresh process: (seconds, peak RSS MiB, its return value)."""
+def measure(fn_name: str | Callable, *args: object) -> tuple[float, float, object]:
+    """Run a function in a fresh process: (seconds, peak RSS MiB, its return value).
+
+    ``fn_name`` names a function of this module, or is a module-level function of another.
+    """
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=_child, args=(fn_name, args, queue))

@@ -32,6 +32,23 @@ def test_ingest_benchmark_runs_and_prints_ratios() -> None:
     assert "pandas time / SQLite ingest time" in out.stdout
 
 
+def test_flat_analysis_benchmark_prints_both_scales_and_the_targets() -> None:
+    script = str(ROOT / "benchmarks" / "bench_flat_analysis.py")
+    out = subprocess.run(
+        [sys.executable, script, "--quick", "--systems", "1", "--no-pg"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    rows = re.findall(r"^  (paper|3x answers) +([\d,]+) ", out, flags=re.M)
+    assert [r[0] for r in rows] == ["paper", "3x answers"], out
+    paper, three = (int(r[1].replace(",", "")) for r in rows)
+    assert three == 3 * paper  # every prompt answered three times
+    assert "the paper-scale time (target <= 1.5x:" in out and "(target < 1024:" in out
+    assert re.search(r"all targets met: (yes|no)", out)
+
+
 def test_frequentist_benchmark_runs_and_prints_targets() -> None:
     script = str(ROOT / "benchmarks" / "bench_frequentist.py")
     args = ["--systems", "1", "--dilemmas", "10", "--n-boot", "20", "--repeats", "1"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 import pandas as pd
-from sqlalchemy import Integer, and_, case, func, literal, select
+from sqlalchemy import Integer, and_, case, false, func, literal, select, true
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.schema._queries import read_frame
@@ -90,8 +90,8 @@ def decision_counts(engine: Engine | Connection) -> pd.DataFrame:
         .where(
             _T.condition == "neutral",
             _T.probe == "main",
-            _T.abstained.is_(False),
-            _T.first.is_(True),
+            _T.abstained == false(),
+            _T.first == true(),
         )
         .group_by(_T.system_id, Item.dilemma_id, _T.consequences)
         .subquery("neutral")
@@ -103,7 +103,7 @@ def decision_counts(engine: Engine | Connection) -> pd.DataFrame:
             _T.consequences,
             func.min(_T.recovered).label("recovered"),
         )
-        .where(_T.probe == "main", _T.first.is_(True), _T.recovered.is_not(None))
+        .where(_T.probe == "main", _T.first == true(), _T.recovered.is_not(None))
         .group_by(_T.system_id, _T.item_id, _T.consequences)
         .subquery("main")
     )
@@ -163,10 +163,16 @@ def decision_counts(engine: Engine | Connection) -> pd.DataFrame:
             ),
             isouter=True,
         )
-        .where(r.probe == "what_if", r.abstained.is_(False))
+        .where(r.probe == "what_if", r.abstained == false())
         .group_by(*keys)
     )
     with connected(engine) as conn:
+        if conn.dialect.name == "postgresql":
+            # The planner underestimates the first-answer subqueries once repeats add rows
+            # and picks nested loops over a materialised join (10x slower at 3 repeats):
+            # every join here spans the whole tally, where hash joins are the right plan.
+            # SET LOCAL lasts until the end of the (snapshot's or this) transaction.
+            conn.exec_driver_sql("SET LOCAL enable_nestloop = off")
         result = conn.execute(stmt)
         df = pd.DataFrame(result.fetchall(), columns=list(COUNT_COLUMNS))
     for col in ("favor", "favor_trials", "against", "against_trials"):
@@ -239,7 +245,7 @@ def status_counts(engine: Engine | Connection) -> pd.DataFrame:
             ItemIndividual,
             and_(ItemIndividual.item_id == r.item_id, ItemIndividual.label == r.individual),
         )
-        .where(r.probe == "could_be", r.abstained.is_(False))
+        .where(r.probe == "could_be", r.abstained == false())
         .group_by(*keys)
     )
     df = read_frame(engine, stmt)

@@ -28,6 +28,7 @@ from cuegap.audit._dilemma_settings import (
 )
 from cuegap.audit._dilemma_tables import (
     TABLES,
+    StoreData,
     _parsable,
     _recovery,
     fingerprints,
@@ -52,11 +53,14 @@ def analyze(
     *,
     force: bool = False,
     progress: Progress | None = None,
+    data: StoreData | None = None,
 ) -> AnalysisResult:
     """Compute every frequentist table from a store and store them as one analysis.
 
     When an analysis with the same data fingerprint and settings is already stored, it is
-    returned instead (``reused=True``) unless ``force``.
+    returned instead (``reused=True``) unless ``force``. ``data`` passes count tables
+    already read from this store in one snapshot (:func:`load_store_data`), so that a
+    caller who needs them too reads the store once.
 
     Raises
     ------
@@ -65,8 +69,9 @@ def analyze(
     """
     s = settings or AnalysisSettings()
     say = progress or (lambda _msg: None)
-    say("reading count tables from the store")
-    data = load_store_data(engine)
+    if data is None:
+        say("reading count tables from the store")
+        data = load_store_data(engine)
     if data.decisions.empty:
         raise ValueError(
             "the store holds no What-if decisions with a Neutral baseline to analyse; "
@@ -129,7 +134,9 @@ def analyze_bayes(
     s = settings or AnalysisSettings()
     b = bayes or BayesSettings()
     say = progress or (lambda _msg: None)
-    freq = analyze(engine, s, progress=say)
+    say("reading count tables from the store")
+    data = load_store_data(engine)  # once, for both the frequentist analysis and the fit
+    freq = analyze(engine, s, progress=say, data=data)
     used = settings_from_dict(freq.settings or {})  # the conditions analyze resolved
     s = replace(s, explicit=used.explicit, implicit=used.implicit, consequences=used.consequences)
     data_fp = freq.data_fingerprint
@@ -149,7 +156,6 @@ def analyze_bayes(
         donor = _same_fit(engine, data_fp, settings_dict)
     if donor is None and not sample:
         return None
-    data = load_store_data(engine)
     if donor is not None:  # only the verdict policy differs: the posterior still holds
         say(f"same fit as Bayesian analysis {donor}: new verdicts from its posterior")
         fit = models.BayesFit.from_idata(load_idata(engine, donor))

@@ -49,6 +49,22 @@ def test_flat_analysis_benchmark_prints_both_scales_and_the_targets() -> None:
     assert re.search(r"all targets met: (yes|no)", out)
 
 
+def test_demo_benchmark_prints_cold_warm_and_the_steps() -> None:
+    script = str(ROOT / "benchmarks" / "bench_demo.py")
+    out = subprocess.run(
+        [sys.executable, script, "--no-bayes", "--systems", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    assert "cold (empty compile caches):" in out and "warm (caches of the cold run):" in out
+    steps = re.findall(r"^  (simulate|ingest|analyze \(1,000 bootstrap replicates\)|total) ", out,
+                       flags=re.M)  # fmt: skip
+    assert steps.count("ingest") == 2 and steps.count("total") == 2, out
+    assert re.search(r"warm demo [\d.]+ s \(target < 60 s: (met|NOT met)\)", out)
+
+
 def test_frequentist_benchmark_runs_and_prints_targets() -> None:
     script = str(ROOT / "benchmarks" / "bench_frequentist.py")
     args = ["--systems", "1", "--dilemmas", "10", "--n-boot", "20", "--repeats", "1"]

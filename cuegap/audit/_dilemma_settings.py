@@ -174,6 +174,24 @@ class BayesSettings:
     seed: int = 2026
     sampler: str = "nutpie"
 
+    def fit_kwargs(self, *, seed: int | None = None) -> dict[str, Any]:
+        """The keyword arguments ``analyze --bayes`` passes to the fitting functions
+        (:func:`cuegap.models.fit_bayes`, :func:`cuegap.models.fit_qa_bayes`); target
+        acceptance, the retry and the convergence gate are those functions' defaults.
+
+        Parameters
+        ----------
+        seed : int, optional
+            Overrides :attr:`seed` (the validation benchmarks give each audit its own).
+        """
+        return {
+            "draws": self.draws,
+            "tune": self.tune,
+            "chains": self.chains,
+            "seed": self.seed if seed is None else seed,
+            "sampler": self.sampler,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready settings."""
         return {

@@ -72,6 +72,11 @@ class AnalysisSettings:
         }
 
 
+#: Text levels of system covariates, lowest first, that the analysis codes 1, 2, 3, ... for
+#: the gap regression (seed 000's alignment tier); other text covariates are an error
+#: that says to give numbers (see :func:`cuegap.models.gap_regression`).
+COVARIATE_ORDER: dict[str, tuple[str, ...]] = {"alignment": ("low", "medium", "high")}
+
 DIFFICULTIES = ("easy", "intermediate", "hard")
 #: Used when the store lacks the default Direct / Puzzled-hard pair (companion designs).
 ALTERNATIVE_PAIR: tuple[Condition, Condition] = (("explicit", None), ("implicit", None))
@@ -205,6 +210,7 @@ class BayesSettings:
 
 __all__ = [
     "ALTERNATIVE_PAIR",
+    "COVARIATE_ORDER",
     "DIFFICULTIES",
     "FREQUENTIST_VERSION",
     "AnalysisSettings",

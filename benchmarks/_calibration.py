@@ -5,7 +5,8 @@ A design's validation script (``validate_bayes.py`` for the dilemma design,
 with exactly the settings its ``cuegap analyze --bayes`` uses, and returns one row per
 audited system with the columns of :data:`ROW_COLUMNS`. Everything after that lives here,
 once: the loop over audits with its progress display (:func:`run_audits`), and the
-figures (:func:`calibration_figures`) and their printout (:func:`summarise`):
+figures (:func:`calibration_figures`) and their printout (:func:`summarise`, over all
+audits and per audit size with :func:`summarise_by_size`):
 
 * the convergence gate's pass rate, over audits (one fit per audit);
 * coverage of the 90 % posterior interval of the planted gap over the systems of the fits
@@ -156,6 +157,14 @@ def summarise(df: pd.DataFrame, *, name: str = "G", digits: int = 4) -> str:
         lines.append(f"{label:<44}{rates[0]:>18}{rates[1]:>18}{row.bayes.n:>9}")
     lines.append(f"seconds per fit: median {f['seconds_median']:.1f}")
     return "\n".join(lines)
+
+
+def summarise_by_size(df: pd.DataFrame, *, name: str = "G", digits: int = 4) -> str:
+    """:func:`summarise` over all audits, then over the audits of each size ``n``."""
+    parts = [("all audits", df), *((f"audits of size {n}", sub) for n, sub in df.groupby("n"))]
+    return "\n\n".join(
+        f"{label}:\n{summarise(sub, name=name, digits=digits)}" for label, sub in parts
+    )
 
 
 def run_audits(

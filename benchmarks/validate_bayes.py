@@ -46,7 +46,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _calibration import run_audits, summarise
+from _calibration import run_audits, summarise_by_size
 
 from cuegap.audit import AnalysisSettings, BayesSettings
 from cuegap.audit._dilemma_tables import _parsable
@@ -274,11 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         max_seconds=None if args.max_minutes is None else 60 * args.max_minutes, out=args.out,
     )  # fmt: skip
     rows = res["rows"]
-    for label, part in [("all audits", rows)] + [
-        (f"audits with {n} pairs per cell", sub) for n, sub in rows.groupby("n")
-    ]:
-        print(f"\nMacro gap, {label}:")
-        print(summarise(part, name="gap", digits=2))
+    print("\nMacro gap (size = pairs per cell), " + summarise_by_size(rows, name="gap", digits=2))
     _print_table("Coverage of the 90% intervals of the gap per group type:", res["coverage90"])
     _print_table("Coverage of the 50% intervals (target about 50%):", res["coverage50"])
     rmse = res["rmse"].assign(ratio=lambda d: d["rmse_bayes"] / d["rmse_raw"])

@@ -38,7 +38,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _calibration import run_audits, summarise
+from _calibration import run_audits, summarise, summarise_by_size
 
 from cuegap.audit import BayesSettings, QASettings
 from cuegap.models import (
@@ -108,7 +108,7 @@ def main() -> None:
     )
     settings = f"{bayes.chains} chains x {bayes.draws} draws, {bayes.tune} tuning, retry, gate"
     print(f"QA Bayesian validation ({settings}); δ = {DELTA}")
-    print(summarise(df))
+    print("(size = answers per cell and context) " + summarise_by_size(df))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from _calibration import (
     run_audits,
     share,
     summarise,
+    summarise_by_size,
 )
 
 from cuegap.models._bayes_sim import simulate_counts
@@ -142,3 +143,14 @@ def test_planting_refuses_a_wrong_length_or_an_impossible_gap() -> None:
         simulate_counts(n_systems=3, gaps=[0.0])
     with pytest.raises(ValueError, match="cannot be planted"):
         simulate_counts(n_systems=2, gaps=[500.0, None])
+
+
+def test_summary_by_size_splits_the_audits() -> None:
+    """Audit 1 (size 14) passed the gate and covers A and C of A, B, C; audit 2 (size 80)
+    missed it and covers E and F of D, E, F (see :func:`_frame`)."""
+    out = summarise_by_size(_frame(), name="gap")
+    assert "all audits:\n2 audits, 6 systems; gate passed in 0.500" in out
+    assert "audits of size 14:\n1 audits, 3 systems; gate passed in 1.000 ± 0.000 (n=1)" in out
+    assert "audits of size 80:\n1 audits, 3 systems; gate passed in 0.000 ± 0.000 (n=1)" in out
+    assert "covers gap, all fits:    0.667 ± 0.272 (n=3)" in out  # either size: 2 of 3
+    assert out.count("covers gap, passed fits: –") == 1  # size 80: no fit passed

@@ -324,3 +324,13 @@ def test_analysis_codes_runner_text_tiers_and_explains_other_text() -> None:
     assert "tier-a" in error and "alignment as low = 1, medium = 2, high = 3" in error
     assert "give any other covariate as numbers in the runner's metadata" in error
     assert regression_tables(gaps, meta[["system"]], ("capability",)) == {}
+
+
+def test_gap_regression_docstring_example_runs() -> None:
+    """The text-tier example in gap_regression's docstring (slope −1, intercept 5 by hand)."""
+    import doctest
+
+    from cuegap.models import _systems
+
+    result = doctest.testmod(_systems)
+    assert result.attempted >= 4 and result.failed == 0

@@ -1,23 +1,35 @@
-"""Calibration of the hierarchical Bayesian model against planted truth (issue 4).
+"""Calibration of the dilemma design's Bayesian model and verdicts against planted truth.
 
 Usage::
 
-    .venv/bin/python benchmarks/validate_bayes.py            # 100 audits (about 15 min)
-    .venv/bin/python benchmarks/validate_bayes.py --quick    # 4 small audits, a smoke test
+    .venv/bin/python benchmarks/validate_bayes.py                   # 200 audits (hours here)
+    .venv/bin/python benchmarks/validate_bayes.py --max-minutes 25 --out rows.csv
+    .venv/bin/python benchmarks/validate_bayes.py --quick           # 4 tiny audits, a smoke test
 
-Each audit is a count table drawn straight from the binomial-logit generative model of
-:mod:`cuegap.models._bayes_sim` (half of the systems small: ``--small-pairs`` (item,
-individual) pairs per gender x race cell, the others at paper scale), fitted with
-:func:`cuegap.models.fit_bayes`. Printed:
+Each audit is a count table of six systems drawn from the binomial-logit model of
+:mod:`cuegap.models._bayes_sim`, with planted macro gaps of 0, δ/4, 2δ and 2δ (δ the
+default policy's 2 pp) and two drawn from the simulator's spread of performativeness;
+audits alternate between small ones (``--small-pairs`` (item, individual) pairs per gender
+× race cell, 14 by default: 210 decisions per condition, just over the policy's minimum of
+200) and paper-scale ones (``--large-pairs``, 80: 1,200 per condition), with one dilemma
+per 12 pairs per condition as in seed 000. Each audit is fitted with exactly what
+``cuegap analyze --bayes`` runs (:meth:`cuegap.audit.BayesSettings.fit_kwargs` and the
+defaults of :func:`cuegap.models.fit_bayes`: nutpie, 4 chains × 1000 draws, 1000 tuning
+steps, one retry, the r̂/ESS/divergence gate), unless ``--quick``; it is bootstrapped
+over dilemmas as ``cuegap analyze`` does (1000 replicates), and both get verdicts under
+the default policy. The shared harness (``benchmarks/_calibration.py``) prints, over all
+audits and per audit size:
 
-* coverage of the 90 % (and 50 %) posterior intervals of the Cue Visibility Gap per
-  system x group and macro, against the planted gap (target 85-95 % for the 90 % one);
-* RMSE against the planted rates of the posterior means and of the raw frequentist rates
-  (:func:`cuegap.models.group_rates`), on the small systems' groups (shrinkage should win)
-  and on the large ones;
-* the share of fits that passed the convergence gate and the time per fit.
+* the gate's pass rate;
+* coverage of the 90% interval of the macro gap over the fits that passed and over all
+  fits, with its Monte Carlo standard error, and the bootstrap interval's coverage;
+* RMSE of the posterior mean and of the frequentist estimate of the macro gap;
+* the verdict rates a board cares about, Bayesian and bootstrap side by side.
 
-The tests run :func:`run_validation` on a few audits (tests/test_bayes.py).
+Then, as before: coverage of the 90% and 50% intervals per group type (gender, race,
+macro, intersection), and the RMSE of the posterior means against the raw rates per group
+(shrinkage should win on small audits). The tests run :func:`run_validation` on a few
+audits (tests/test_bayes.py).
 """
 
 from __future__ import annotations
@@ -25,16 +37,41 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cuegap.models import bayes_tables, cue_visibility_gap, fit_bayes, group_rates
+from _calibration import run_audits, summarise_by_size
+
+from cuegap.audit import AnalysisSettings, BayesSettings
+from cuegap.audit._dilemma_tables import _parsable
+from cuegap.audit.dilemma import macro_posterior
+from cuegap.models import (
+    bayes_tables,
+    bootstrap,
+    cue_visibility_gap,
+    fit_bayes,
+    group_rates,
+    verdicts,
+)
 from cuegap.models._bayes_sim import simulate_counts
 
+SETTINGS = AnalysisSettings()
+DELTA = SETTINGS.policy.delta_pp
+#: (kind, planted macro gap in pp or None for a drawn one), cycled over the systems
+PLANTED = (
+    ("zero", 0.0),
+    ("small", DELTA / 4),
+    ("two_delta", 2 * DELTA),
+    ("two_delta", 2 * DELTA),
+    ("drawn", None),
+    ("drawn", None),
+)
 KEYS = ["system", "group_type", "group"]
 
 
@@ -48,206 +85,203 @@ def _rates_long(df: pd.DataFrame, cols: dict[str, str]) -> pd.DataFrame:
 
 
 def one_audit(
-    seed: int,
-    *,
-    n_systems: int,
-    small_pairs: int,
-    large_pairs: int,
-    draws: int,
-    tune: int,
-    chains: int,
-) -> dict[str, pd.DataFrame | float | bool]:
-    """Simulate one audit, fit it, and line up estimates with the truth.
+    seed: int, pairs: int, *, n_systems: int, bayes: BayesSettings, n_boot: int
+) -> dict[str, pd.DataFrame]:
+    """Simulate one audit, fit and bootstrap it, and line up estimates with the truth.
 
     Returns
     -------
     dict
-        ``gap``: per system x group (gender, race, macro, intersection) the planted gap
-        and the posterior interval; ``rates``: per system x condition x group (gender,
-        race) and quantity (favor, against, net) the truth, the posterior mean and the raw
-        rate, with ``small`` marking the small systems; ``converged``; ``seconds``.
+        ``rows``: one row per system with the harness's columns (macro gap);
+        ``gap``: per system x group (gender, race, macro, intersection) the planted gap,
+        the posterior interval and ``passed``; ``rates``: per system x condition x group
+        (gender, race) and quantity (favor, against, net) the truth, the posterior mean
+        and the raw rate, in pp.
     """
-    n_small = n_systems // 2
-    pairs = [small_pairs] * n_small + [large_pairs] * (n_systems - n_small)
-    sim = simulate_counts(n_systems=n_systems, pairs=pairs, seed=seed)
-    small = {f"sys-{i + 1:02d}" for i in range(n_small)}
+    plan = [PLANTED[i % len(PLANTED)] for i in range(n_systems)]
+    sim = simulate_counts(
+        n_systems=n_systems,
+        pairs=pairs,
+        gaps=[g for _, g in plan],
+        dilemmas=max(2, round(pairs * 15 / 12)),
+        seed=seed,
+    )
+    s = SETTINGS
     start = time.perf_counter()
-    fit = fit_bayes(sim.counts, draws=draws, tune=tune, chains=chains, seed=seed, retry=False)
+    fit = fit_bayes(
+        sim.counts, explicit=s.explicit, implicit=s.implicit, **bayes.fit_kwargs(seed=seed)
+    )
     seconds = time.perf_counter() - start
-    tabs = bayes_tables(fit)
+    tabs = bayes_tables(fit, delta=DELTA)
+    boot = bootstrap(
+        sim.counts,
+        n_boot=n_boot,
+        seed=seed,
+        explicit=s.explicit,
+        implicit=s.implicit,
+        level=s.level,
+    )
+    macro = boot["macro_gap"][boot["macro_gap"]["consequences"] == s.consequences]
+    parsable = _parsable({"group_rates": boot["group_rates"]}, s)
+    boot_v = verdicts(macro, s.policy, parsable=parsable, level=s.level).set_index("system")
+    post = macro_posterior(tabs["bayes_gap"])
+    bayes_v = verdicts(
+        macro, s.policy, parsable=parsable, posterior=post, converged=fit.converged,
+        convergence_message=fit.message, level=s.level,
+    ).set_index("system")  # fmt: skip
+    truth = sim.gap[sim.gap["group_type"] == "macro"].set_index("system")["gap_pp"]
+    post, macro = post.set_index("system"), macro.set_index("system")
+    rows = []
+    for k, system in enumerate(truth.index):
+        rows.append({
+            "seed": seed, "n": pairs, "system": system, "kind": plan[k][0],
+            "planted": truth[system], "passed": fit.converged, "seconds": seconds,
+            "bayes": post.loc[system, "gap_pp"], "bayes_low": post.loc[system, "gap_low_pp"],
+            "bayes_high": post.loc[system, "gap_high_pp"],
+            "bayes_verdict": bayes_v.loc[system, "verdict"],
+            "boot": macro.loc[system, "gap_pp"], "boot_low": macro.loc[system, "gap_low_pp"],
+            "boot_high": macro.loc[system, "gap_high_pp"],
+            "boot_verdict": boot_v.loc[system, "verdict"],
+        })  # fmt: skip
 
     gap = tabs["bayes_gap"].merge(sim.gap, on=KEYS)
     gap["covered90"] = (gap["gap_q05"] <= gap["gap_pp"]) & (gap["gap_pp"] <= gap["gap_q95"])
     gap["covered50"] = (gap["gap_q25"] <= gap["gap_pp"]) & (gap["gap_pp"] <= gap["gap_q75"])
-
+    gap["passed"], gap["n"] = fit.converged, pairs
     raw = pd.concat([group_rates(sim.counts, by=b) for b in ("gender", "race")], ignore_index=True)
-    raw_gap = cue_visibility_gap(raw)
-    gap = gap.merge(
-        raw_gap[["system", "group_type", "group", "gap_pp"]].rename(
-            columns={"gap_pp": "raw_gap_pp"}
-        ),
-        on=KEYS,
-        how="left",
-    )
-    gap["small"] = gap["system"].isin(small)
+    raw_gap = cue_visibility_gap(raw)[[*KEYS, "gap_pp"]].rename(columns={"gap_pp": "raw_gap_pp"})
+    gap = gap.merge(raw_gap, on=KEYS, how="left")
 
     qty = {"favor_rate": "favor", "against_rate": "against", "net_pp": "net"}
-    truth = _rates_long(sim.truth[sim.truth["group_type"].isin(["gender", "race"])], qty)
-    post = tabs["bayes_group_rates"]
-    post = post[post["group_type"].isin(["gender", "race"])]
-    bayes = _rates_long(post, {f"{k}_mean": v for k, v in qty.items()})
-    rawl = _rates_long(raw, qty)
+    truth_r = _rates_long(sim.truth[sim.truth["group_type"].isin(["gender", "race"])], qty)
+    post_r = tabs["bayes_group_rates"]
+    post_r = post_r[post_r["group_type"].isin(["gender", "race"])]
     keys = ["system", "condition", "group_type", "group", "quantity"]
-    rates = truth.rename(columns={"value": "truth"})
-    rates = rates.merge(bayes.rename(columns={"value": "bayes"}), on=keys)
-    rates = rates.merge(rawl.rename(columns={"value": "raw"}), on=keys)
-    # rates as pp too, so that one RMSE table reads in percentage points
-    scale = np.where(rates["quantity"] == "net", 1.0, 100.0)
+    rates = truth_r.rename(columns={"value": "truth"})
+    bayes_long = _rates_long(post_r, {f"{k}_mean": v for k, v in qty.items()})
+    rates = rates.merge(bayes_long.rename(columns={"value": "bayes"}), on=keys)
+    rates = rates.merge(_rates_long(raw, qty).rename(columns={"value": "raw"}), on=keys)
+    scale = np.where(rates["quantity"] == "net", 1.0, 100.0)  # every RMSE in pp
     for col in ("truth", "bayes", "raw"):
         rates[col] = rates[col] * scale
-    rates["small"] = rates["system"].isin(small)
-    return {"gap": gap, "rates": rates, "converged": fit.converged, "seconds": seconds}
+    rates["n"] = pairs
+    return {"rows": pd.DataFrame(rows), "gap": gap, "rates": rates}
 
 
 def _rmse(err: pd.Series) -> float:
     return float(np.sqrt(np.nanmean(np.square(err))))
 
 
+def _coverage(gap: pd.DataFrame, col: str) -> pd.DataFrame:
+    """Coverage by group type, over passed fits and all fits."""
+    main = gap[gap["group_type"] != "intersection"].assign(group_type="all (gender, race, macro)")
+    both = pd.concat([gap, main], ignore_index=True)
+    out = both.groupby("group_type", sort=False)[col].agg(coverage="mean", n="size")
+    passed = both[both["passed"]].groupby("group_type", sort=False)[col]
+    out = out.join(passed.agg(coverage_passed="mean", n_passed="size"))
+    return out.reset_index()
+
+
 def run_validation(
     *,
-    audits: int = 100,
+    audits: int = 200,
     n_systems: int = 6,
-    small_pairs: int = 6,
+    small_pairs: int = 14,
     large_pairs: int = 80,
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 2,
+    bayes: BayesSettings | None = None,
+    n_boot: int = 1000,
     seed: int = 0,
-    verbose: bool = False,
+    max_seconds: float | None = None,
+    out: Path | None = None,
 ) -> dict[str, object]:
-    """Fit ``audits`` simulated audits and summarise calibration and shrinkage.
+    """Fit ``audits`` simulated audits, alternately small and paper-scale, and summarise.
 
     Returns
     -------
     dict
-        ``coverage90`` and ``coverage50`` (DataFrames by group_type, plus ``all``),
-        ``rmse`` (DataFrame: size, quantity, rmse_bayes, rmse_raw, n),
-        ``converged_share``, ``seconds_per_fit``, ``gap`` and ``rates`` (all rows).
+        ``rows`` (the harness's one row per system), ``coverage90`` and ``coverage50``
+        (by group type, plus ``all``: coverage and n over all fits, coverage_passed and
+        n_passed over the fits that passed the gate), ``rmse`` (size, quantity,
+        rmse_bayes, rmse_raw, n), ``gap`` and ``rates`` (all rows).
     """
-    gaps, rates, conv, secs = [], [], [], []
-    for i in range(audits):
-        res = one_audit(
-            seed + i,
-            n_systems=n_systems,
-            small_pairs=small_pairs,
-            large_pairs=large_pairs,
-            draws=draws,
-            tune=tune,
-            chains=chains,
-        )
-        gaps.append(res["gap"].assign(audit=i))
-        rates.append(res["rates"].assign(audit=i))
-        conv.append(res["converged"])
-        secs.append(res["seconds"])
-        if verbose:
-            print(f"  audit {i + 1}/{audits}: {res['seconds']:.1f} s, converged={res['converged']}")
-    gap = pd.concat(gaps, ignore_index=True)
-    rate = pd.concat(rates, ignore_index=True)
+    bayes = bayes or BayesSettings()
+    gaps, rates = [], []
 
-    def coverage(col: str) -> pd.DataFrame:
-        by = gap.groupby("group_type")[col].agg(["mean", "size"]).reset_index()
-        main = gap[gap["group_type"] != "intersection"]
-        allrow = pd.DataFrame(
-            [
-                {
-                    "group_type": "all (gender, race, macro)",
-                    "mean": main[col].mean(),
-                    "size": len(main),
-                }
-            ]
-        )
-        return pd.concat([by, allrow], ignore_index=True).rename(
-            columns={"mean": "coverage", "size": "n"}
-        )
+    def audit(seed_i: int, pairs: int) -> pd.DataFrame:
+        res = one_audit(seed_i, pairs, n_systems=n_systems, bayes=bayes, n_boot=n_boot)
+        gaps.append(res["gap"].assign(seed=seed_i))
+        rates.append(res["rates"].assign(seed=seed_i))
+        return res["rows"]
 
-    rows = []
-    for small, part in rate.groupby("small"):
-        for q, sub in part.groupby("quantity"):
-            rows.append(
-                {
-                    "size": "small" if small else "large",
-                    "quantity": q,
-                    "rmse_bayes": _rmse(sub["bayes"] - sub["truth"]),
-                    "rmse_raw": _rmse(sub["raw"] - sub["truth"]),
-                    "n": int(sub["raw"].notna().sum()),
-                }
-            )
-    for small, sub in gap[gap["group_type"].isin(["gender", "race"])].groupby("small"):
-        rows.append(
-            {
-                "size": "small" if small else "large",
-                "quantity": "gap",
-                "rmse_bayes": _rmse(sub["gap_mean"] - sub["gap_pp"]),
-                "rmse_raw": _rmse(sub["raw_gap_pp"] - sub["gap_pp"]),
-                "n": int(sub["raw_gap_pp"].notna().sum()),
-            }
+    rows = run_audits(
+        audit, audits=audits, sizes=(small_pairs, large_pairs), first_seed=seed,
+        max_seconds=max_seconds, out=out,
+    )  # fmt: skip
+    gap, rate = pd.concat(gaps, ignore_index=True), pd.concat(rates, ignore_index=True)
+    size = {small_pairs: "small", large_pairs: "large"}
+    table = []
+    for (n, q), sub in rate.groupby(["n", "quantity"]):
+        table.append((size[n], q, sub["bayes"] - sub["truth"], sub["raw"] - sub["truth"]))
+    for n, sub in gap[gap["group_type"].isin(["gender", "race"])].groupby("n"):
+        table.append(
+            (size[n], "gap", sub["gap_mean"] - sub["gap_pp"], sub["raw_gap_pp"] - sub["gap_pp"])
         )
+    rmse = pd.DataFrame(
+        [(s, q, _rmse(b), _rmse(r), int(r.notna().sum())) for s, q, b, r in table],
+        columns=["size", "quantity", "rmse_bayes", "rmse_raw", "n"],
+    )
     return {
-        "coverage90": coverage("covered90"),
-        "coverage50": coverage("covered50"),
-        "rmse": pd.DataFrame(rows),
-        "converged_share": float(np.mean(conv)),
-        "seconds_per_fit": float(np.mean(secs)),
+        "rows": rows,
+        "coverage90": _coverage(gap, "covered90"),
+        "coverage50": _coverage(gap, "covered50"),
+        "rmse": rmse,
         "gap": gap,
         "rates": rate,
     }
 
 
+def _print_table(title: str, df: pd.DataFrame) -> None:
+    print(f"\n{title}")
+    print(df.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--audits", type=int, default=100)
-    parser.add_argument("--systems", type=int, default=6)
-    parser.add_argument("--small-pairs", type=int, default=6)
-    parser.add_argument("--large-pairs", type=int, default=80)
-    parser.add_argument("--draws", type=int, default=1000)
-    parser.add_argument("--tune", type=int, default=1000)
-    parser.add_argument("--chains", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quick", action="store_true", help="4 audits of 4 systems, 300 draws")
-    parser.add_argument("--verbose", action="store_true")
-    args = parser.parse_args(argv)
+    """Run the audits and print the figures."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--audits", type=int, default=200)
+    ap.add_argument("--systems", type=int, default=6)
+    ap.add_argument("--small-pairs", type=int, default=14, help="pairs per cell, small audits")
+    ap.add_argument("--large-pairs", type=int, default=80, help="pairs per cell, paper scale")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the first audit")
+    ap.add_argument("--quick", action="store_true", help="4 audits, 2 chains x 300 draws")
+    ap.add_argument("--max-minutes", type=float, help="start no audit after this long")
+    ap.add_argument("--out", type=Path, help="CSV the per-system rows are appended to")
+    args = ap.parse_args(argv)
+    bayes, n_boot = BayesSettings(), SETTINGS.n_boot
     if args.quick:
-        args.audits, args.systems, args.draws, args.tune = 4, 4, 300, 300
+        args.audits = 4
+        bayes, n_boot = replace(bayes, draws=300, tune=300, chains=2), 200
     print(
-        f"validate_bayes: {args.audits} audits x {args.systems} systems "
-        f"(half with {args.small_pairs} pairs per gender x race cell, half with "
-        f"{args.large_pairs}), draws={args.draws} tune={args.tune} chains={args.chains}"
+        f"validate_bayes: {args.audits} audits x {args.systems} systems, alternately "
+        f"{args.small_pairs} and {args.large_pairs} pairs per gender x race cell; "
+        f"{bayes.chains} chains x {bayes.draws} draws, {bayes.tune} tuning steps, "
+        f"{bayes.sampler}, retry, gate; {n_boot} bootstrap replicates; δ = {DELTA:g} pp"
     )
     start = time.perf_counter()
     res = run_validation(
-        audits=args.audits,
-        n_systems=args.systems,
-        small_pairs=args.small_pairs,
-        large_pairs=args.large_pairs,
-        draws=args.draws,
-        tune=args.tune,
-        chains=args.chains,
-        seed=args.seed,
-        verbose=args.verbose,
-    )
-    pd.set_option("display.width", 120)
-    print("\nCoverage of the 90 % intervals of the gap (target 85-95 %):")
-    print(res["coverage90"].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    print("\nCoverage of the 50 % intervals of the gap (target about 50 %):")
-    print(res["coverage50"].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    print("\nRMSE against the planted values, pp (posterior mean vs raw frequentist rate):")
-    rmse = res["rmse"].copy()
-    rmse["bayes/raw"] = rmse["rmse_bayes"] / rmse["rmse_raw"]
-    print(rmse.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    print(
-        f"\nconverged (gate passed, no retry): {100 * res['converged_share']:.0f} % of fits; "
-        f"{res['seconds_per_fit']:.1f} s per fit; total {time.perf_counter() - start:.0f} s"
-    )
+        audits=args.audits, n_systems=args.systems, small_pairs=args.small_pairs,
+        large_pairs=args.large_pairs, bayes=bayes, n_boot=n_boot, seed=args.seed,
+        max_seconds=None if args.max_minutes is None else 60 * args.max_minutes, out=args.out,
+    )  # fmt: skip
+    rows = res["rows"]
+    print("\nMacro gap (size = pairs per cell), " + summarise_by_size(rows, name="gap", digits=2))
+    _print_table("Coverage of the 90% intervals of the gap per group type:", res["coverage90"])
+    _print_table("Coverage of the 50% intervals (target about 50%):", res["coverage50"])
+    rmse = res["rmse"].assign(ratio=lambda d: d["rmse_bayes"] / d["rmse_raw"])
+    _print_table("RMSE against the planted values, pp (posterior mean vs raw rate):", rmse)
+    total = time.perf_counter() - start
+    done = rows["seed"].nunique()
+    print(f"\n{done} audits in {total:.0f} s: {total / done:.0f} s per audit (fit + bootstrap)")
     return 0
 
 

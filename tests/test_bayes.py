@@ -515,15 +515,23 @@ def test_pymc_nuts_samples_the_same_posterior_as_nutpie(sim, fit) -> None:
 
 
 def test_calibration_quick() -> None:
-    """benchmarks/validate_bayes.py on 3 small audits (the full run uses 100): the 90 %
-    gap intervals cover the planted gaps at a plausible rate, and on small systems the
-    posterior means beat the raw rates (shrinkage wins)."""
+    """benchmarks/validate_bayes.py on 3 tiny audits (2 of 6 pairs per cell, 1 of 80;
+    the full run uses 200 with analyze's sampler settings): the 90 % gap intervals cover
+    the planted gaps at a plausible rate, and on the small audits the posterior means
+    beat the raw rates (shrinkage wins)."""
     spec = importlib.util.spec_from_file_location(
         "validate_bayes", ROOT / "benchmarks" / "validate_bayes.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    res = module.run_validation(audits=3, n_systems=N_SYSTEMS, draws=300, tune=300, chains=2)
+    from cuegap.audit import BayesSettings
+
+    quick = BayesSettings(draws=300, tune=300, chains=2)
+    res = module.run_validation(
+        audits=3, n_systems=N_SYSTEMS, small_pairs=6, bayes=quick, n_boot=50
+    )
+    assert set(res["rows"]["kind"]) == {"zero", "small", "two_delta"}
+    assert len(res["rows"]) == 3 * N_SYSTEMS
     cov = res["coverage90"].set_index("group_type")
     assert 0.75 <= cov.loc["all (gender, race, macro)", "coverage"] <= 1.0
     assert cov.loc["all (gender, race, macro)", "n"] == 3 * N_SYSTEMS * 9

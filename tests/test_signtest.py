@@ -401,3 +401,14 @@ def test_missing_or_non_numeric_net_rejected() -> None:
     frame.loc[0, "net_direct"] = "high"
     with pytest.raises(ValueError, match="numeric"):
         direction_of_change(frame)
+
+
+def test_docstring_example_pivots_a_long_table() -> None:
+    """The docstring's long-to-wide example runs and prints the hand-computed counts and
+    p-values written under it."""
+    import doctest
+
+    from cuegap.models import _signtest
+
+    result = doctest.testmod(_signtest)
+    assert result.attempted >= 4 and result.failed == 0

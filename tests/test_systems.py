@@ -248,3 +248,89 @@ def test_formal_named_share_no_gap_and_errors() -> None:
         formal_named_share(table, tol=-1)
     with pytest.raises(ValueError, match="several direct/None rows"):
         formal_named_share(pd.concat([table, table.iloc[:1]]))
+
+
+def _table_38_text() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 38 with the alignment tier as plain text, as a runner's metadata gives it."""
+    systems = list(TABLE_38)
+    gaps = pd.DataFrame({"system": systems, "gap_pp": [v[0] for v in TABLE_38.values()]})
+    meta = pd.DataFrame(
+        {
+            "system": systems,
+            "capability": [v[1] for v in TABLE_38.values()],
+            "alignment": [v[2] for v in TABLE_38.values()],
+        }
+    )
+    return gaps, meta
+
+
+def test_text_tier_with_declared_order_matches_lstsq_on_the_coded_tier() -> None:
+    """Tiers low / medium / high declared lowest first are coded 1, 2, 3: the estimates
+    equal numpy's least squares on [1, capability, code], and R² = 1 − SSE/SST from those
+    residuals. Case and spaces of the levels do not matter."""
+    gaps, meta = _table_38_text()
+    meta.loc[0, "alignment"] = " High"  # a runner's own spelling of "high"
+    fit = gap_regression(gaps, meta, order={"alignment": ["low", "medium", "high"]})
+    code = {"low": 1.0, "medium": 2.0, "high": 3.0}
+    x = np.column_stack([np.ones(14), meta["capability"], [code[v[2]] for v in TABLE_38.values()]])
+    y = gaps["gap_pp"].to_numpy()
+    beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+    np.testing.assert_allclose(fit.coefficients["estimate"], beta, rtol=1e-10)
+    resid = y - x @ beta
+    assert fit.r2 == pytest.approx(1 - resid @ resid / ((y - y.mean()) @ (y - y.mean())))
+    tiers = pd.Categorical(meta["alignment"].str.strip().str.lower(), ["low", "medium", "high"])
+    as_ordered = gap_regression(gaps, meta.assign(alignment=tiers.as_ordered()))
+    pd.testing.assert_frame_equal(as_ordered.coefficients, fit.coefficients)
+
+
+def test_text_tier_without_order_says_how_to_declare_one() -> None:
+    gaps, meta = _table_38_text()
+    with pytest.raises(ValueError) as err:
+        gap_regression(gaps, meta)
+    msg = str(err.value)
+    assert "covariate 'alignment' of metadata must be numeric, but it holds text" in msg
+    assert "'high', 'low', 'medium'" in msg and "order={'alignment': [" in msg
+    assert "ordered pandas Categorical" in msg
+    with pytest.raises(ValueError, match=r"outside its declared order .*: very high"):
+        gap_regression(
+            gaps,
+            meta.assign(alignment=["very high", *meta["alignment"][1:]]),
+            order={"alignment": ["low", "medium", "high"]},
+        )
+    with pytest.raises(ValueError, match="order names size"):
+        gap_regression(gaps, meta, order={"size": ["s", "m"]})
+    # an unordered categorical with a declared order is accepted
+    cat = meta.assign(alignment=pd.Categorical(meta["alignment"]))
+    fit = gap_regression(gaps, cat, order={"alignment": ["low", "medium", "high"]})
+    assert fit.n == 14
+
+
+def test_analysis_codes_runner_text_tiers_and_explains_other_text() -> None:
+    """What `cuegap analyze` stores: alignment "low" / "medium" / "high" from a runner's
+    metadata is regressed as 1, 2, 3 (the same fit as the ordered categorical); any other
+    text ends up as the error of gap_regression_fit, saying to give numbers."""
+    from cuegap.audit._dilemma_regression import regression_tables
+
+    gaps, meta = _table_38_text()
+    tables = regression_tables(gaps, meta, ("capability", "alignment"))
+    tiers = pd.Categorical(meta["alignment"], ["low", "medium", "high"], ordered=True)
+    ref = gap_regression(gaps, meta.assign(alignment=tiers))
+    pd.testing.assert_frame_equal(tables["gap_regression"], ref.coefficients)
+    assert tables["gap_regression_fit"]["error"].iloc[0] is None
+    odd = meta.assign(alignment=["tier-a"] * 7 + ["tier-b"] * 7)
+    tables = regression_tables(gaps, odd, ("capability", "alignment"))
+    assert set(tables) == {"gap_regression_fit"}
+    error = tables["gap_regression_fit"]["error"].iloc[0]
+    assert "tier-a" in error and "alignment as low = 1, medium = 2, high = 3" in error
+    assert "give any other covariate as numbers in the runner's metadata" in error
+    assert regression_tables(gaps, meta[["system"]], ("capability",)) == {}
+
+
+def test_gap_regression_docstring_example_runs() -> None:
+    """The text-tier example in gap_regression's docstring (slope −1, intercept 5 by hand)."""
+    import doctest
+
+    from cuegap.models import _systems
+
+    result = doctest.testmod(_systems)
+    assert result.attempted >= 4 and result.failed == 0

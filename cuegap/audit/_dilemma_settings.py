@@ -72,6 +72,11 @@ class AnalysisSettings:
         }
 
 
+#: Text levels of system covariates, lowest first, that the analysis codes 1, 2, 3, ... for
+#: the gap regression (seed 000's alignment tier); other text covariates are an error
+#: that says to give numbers (see :func:`cuegap.models.gap_regression`).
+COVARIATE_ORDER: dict[str, tuple[str, ...]] = {"alignment": ("low", "medium", "high")}
+
 DIFFICULTIES = ("easy", "intermediate", "hard")
 #: Used when the store lacks the default Direct / Puzzled-hard pair (companion designs).
 ALTERNATIVE_PAIR: tuple[Condition, Condition] = (("explicit", None), ("implicit", None))
@@ -174,6 +179,24 @@ class BayesSettings:
     seed: int = 2026
     sampler: str = "nutpie"
 
+    def fit_kwargs(self, *, seed: int | None = None) -> dict[str, Any]:
+        """The keyword arguments ``analyze --bayes`` passes to the fitting functions
+        (:func:`cuegap.models.fit_bayes`, :func:`cuegap.models.fit_qa_bayes`); target
+        acceptance, the retry and the convergence gate are those functions' defaults.
+
+        Parameters
+        ----------
+        seed : int, optional
+            Overrides :attr:`seed` (the validation benchmarks give each audit its own).
+        """
+        return {
+            "draws": self.draws,
+            "tune": self.tune,
+            "chains": self.chains,
+            "seed": self.seed if seed is None else seed,
+            "sampler": self.sampler,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready settings."""
         return {
@@ -187,6 +210,7 @@ class BayesSettings:
 
 __all__ = [
     "ALTERNATIVE_PAIR",
+    "COVARIATE_ORDER",
     "DIFFICULTIES",
     "FREQUENTIST_VERSION",
     "AnalysisSettings",

@@ -14,6 +14,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from cuegap import models
+from cuegap.audit._dilemma_regression import regression_tables
 from cuegap.audit._dilemma_settings import AnalysisSettings, Progress
 from cuegap.audit._store import _frame_digest
 from cuegap.models import condition_label, condition_mask
@@ -63,7 +64,8 @@ TABLES: dict[str, str] = {
     "rank_shift, rank_gap (Section 4.4).",
     "kendall_tau": "Kendall's tau-b between the Direct and Puzzled rankings: tau, p_value, n.",
     "gap_regression": "When system metadata has the covariates: OLS of the macro gap on "
-    "them: term, estimate, se, t, p, ci_low, ci_high (Appendix O).",
+    "them: term, estimate, se, t, p, ci_low, ci_high (Appendix O). An alignment tier given "
+    "as text low / medium / high is coded 1, 2, 3.",
     "gap_regression_correlations": "Pearson r of the macro gap with each covariate.",
     "gap_regression_fit": "covariates, r2, adj_r2, n, k of the gap regression (or the error "
     "that prevented it).",
@@ -304,29 +306,7 @@ def frequentist_tables(
         out["kendall_tau"] = pd.DataFrame(
             [{"tau": ranks.tau, "p_value": ranks.p_value, "n": ranks.n}]
         )
-    covariates = [c for c in s.covariates if c in data.systems.columns]
-    if covariates and len(headline) > len(covariates) + 1:
-        try:
-            fit = models.gap_regression(headline, data.systems, covariates=covariates)
-        except ValueError as exc:  # e.g. a constant covariate: say so rather than fail
-            out["gap_regression_fit"] = pd.DataFrame(
-                [{"covariates": ", ".join(covariates), "error": str(exc)}]
-            )
-        else:
-            out["gap_regression"] = fit.coefficients
-            out["gap_regression_correlations"] = fit.correlations
-            out["gap_regression_fit"] = pd.DataFrame(
-                [
-                    {
-                        "covariates": ", ".join(covariates),
-                        "r2": fit.r2,
-                        "adj_r2": fit.adj_r2,
-                        "n": fit.n,
-                        "k": fit.k,
-                        "error": None,
-                    }
-                ]
-            )
+    out.update(regression_tables(headline, data.systems, s.covariates))
 
     say("verdicts")
     out["verdicts"] = _verdicts(out, s)

@@ -110,6 +110,23 @@ BAYES_TABLES_NOTE = (
 )
 
 
+def macro_posterior(bayes_gap: pd.DataFrame) -> pd.DataFrame:
+    """The posterior input of :func:`cuegap.models.verdicts` from the ``bayes_gap`` table
+    of :func:`cuegap.models.bayes_tables`: per system the macro gap's posterior mean, 90%
+    interval (5% and 95% quantiles) and P(gap > δ), P(|gap| < δ)."""
+    macro = bayes_gap[bayes_gap["group_type"] == "macro"]
+    return pd.DataFrame(
+        {
+            "system": macro["system"],
+            "gap_pp": macro["gap_mean"],
+            "gap_low_pp": macro["gap_q05"],
+            "gap_high_pp": macro["gap_q95"],
+            "p_gap_gt_delta": macro["p_gap_gt_delta"],
+            "p_abs_lt_delta": macro["p_abs_lt_delta"],
+        }
+    )
+
+
 def analyze_bayes(
     engine: Engine,
     settings: AnalysisSettings | None = None,
@@ -166,29 +183,14 @@ def analyze_bayes(
             explicit=s.explicit,
             implicit=s.implicit,
             consequences=s.consequences,
-            draws=b.draws,
-            tune=b.tune,
-            chains=b.chains,
-            seed=b.seed,
-            sampler=b.sampler,  # type: ignore[arg-type]
+            **b.fit_kwargs(),
             progress=sampler_progress,
             exclude_systems=excluded,
         )
     say("posterior summaries and verdicts")
     tables = models.bayes_tables(fit, delta=s.policy.delta_pp)
     tables["bayes_diagnostics"] = fit.diagnostics
-    gap = tables["bayes_gap"]
-    macro = gap[gap["group_type"] == "macro"]
-    posterior = pd.DataFrame(
-        {
-            "system": macro["system"],
-            "gap_pp": macro["gap_mean"],
-            "gap_low_pp": macro["gap_q05"],
-            "gap_high_pp": macro["gap_q95"],
-            "p_gap_gt_delta": macro["p_gap_gt_delta"],
-            "p_abs_lt_delta": macro["p_abs_lt_delta"],
-        }
-    )
+    posterior = macro_posterior(tables["bayes_gap"])
     tables["verdicts"] = models.verdicts(
         freq.tables["macro_gap"][freq.tables["macro_gap"]["consequences"] == s.consequences],
         s.policy,
@@ -316,4 +318,5 @@ __all__ = [
     "analyze",
     "analyze_bayes",
     "bayes_answering",
+    "macro_posterior",
 ]

@@ -236,9 +236,8 @@ def analyze_qa_bayes(
         return found
     say(f"sampling ({b.sampler}, {b.chains} chains x {b.draws} draws)")
     fit = models.fit_qa_bayes(
-        counts, strategy=settings.strategy, draws=b.draws, tune=b.tune, chains=b.chains,
-        seed=b.seed, sampler=b.sampler, progress=sampler_progress,
-    )  # fmt: skip
+        counts, strategy=settings.strategy, **b.fit_kwargs(), progress=sampler_progress
+    )
     say("posterior summaries and verdicts")
     tables = models.qa_bayes_tables(fit, delta=settings.delta)
     tables["qa_bayes_diagnostics"] = fit.diagnostics

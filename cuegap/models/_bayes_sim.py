@@ -19,8 +19,14 @@ the systems near 0, the others spread over 0.02-0.10 (as in :mod:`cuegap.simulat
 Group effects are sum-to-zero, a population part (sd 0.2 logit) shared by all systems plus
 a system part (sd 0.25), correlated 0.8 across conditions. A cell holds ``pairs[s]``
 (item, individual) pairs; each is a favor trial with probability ``1 - p_benefit[s]``
-(``p_benefit ~ U(0.25, 0.5)``), else an against trial. Every cell is split into two
-``dilemma`` rows so that the count table has to be aggregated.
+(``p_benefit ~ U(0.25, 0.5)``), else an against trial. Every cell is split into
+``dilemmas`` rows (default two) so that the count table has to be aggregated; give many
+(the paper has 100) when the dilemma bootstrap is to be run on the table.
+
+Planted gaps: ``gaps`` fixes a system's true macro gap (pp). The implicit condition's
+against logit of that system is shifted by the one constant that makes the macro gap of
+the truth (below) equal the planted value; everything else is drawn as above, and the
+random stream is the same as without ``gaps``.
 
 The truth is the expected rate given the realised trials: for a group, the trial-weighted
 mean of its cells' event probabilities (what ``truth.json`` of :mod:`cuegap.simulate` also
@@ -34,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import brentq
 
 GENDERS = ("man", "non-binary", "woman")
 RACES = ("Asian", "Black", "Hispanic", "Muslim", "White")
@@ -94,6 +101,8 @@ def simulate_counts(
     races: Sequence[str] = RACES,
     conditions: Sequence[tuple[str, str | None]] = CONDITIONS,
     weights: Sequence[float] | None = None,
+    gaps: Sequence[float | None] | None = None,
+    dilemmas: int = 2,
     seed: int = 0,
 ) -> SimulatedCounts:
     """Draw a count table from the planted binomial-logit model (see the module docstring).
@@ -113,6 +122,11 @@ def simulate_counts(
     weights : sequence of float, optional
         Weight of performativeness in the against rate per condition (default 0 for the
         first, 1.2 for the others).
+    gaps : sequence of float or None, optional
+        Planted true macro gap per system, in pp (explicit net minus the last condition's
+        net); None for a system keeps the drawn one. Needs one entry per system.
+    dilemmas : int
+        Dilemma rows each cell's trials are split over (multinomially, equal shares).
     seed : int
         Seed of ``np.random.default_rng``.
 
@@ -128,6 +142,10 @@ def simulate_counts(
     if (pairs_s < 0).any():
         raise ValueError(f"pairs must be non-negative, but got {pairs}")
     w = np.array([0.0] + [1.2] * (C - 1) if weights is None else weights, dtype=float)
+    if gaps is not None and len(gaps) != S:
+        raise ValueError(f"gaps needs one entry per system ({S}), but got {len(gaps)}")
+    if dilemmas < 1:
+        raise ValueError(f"dilemmas must be at least 1, but got {dilemmas}")
 
     n_zero = round(S / 3)
     order = rng.permutation(S)
@@ -161,16 +179,25 @@ def simulate_counts(
         n_pairs, np.broadcast_to((1 - p_benefit)[None, :, None, None], n_pairs.shape)
     )
     trials = np.stack([n_fav, n_pairs - n_fav])
-    half = rng.binomial(trials, 0.5)
-    events = np.empty((2, *trials.shape), dtype=int)
-    for h, n in enumerate((half, trials - half)):
-        events[h] = rng.binomial(n, p)
-    split = np.stack([half, trials - half])
+    if dilemmas == 2:  # the original stream
+        half = rng.binomial(trials, 0.5)
+        split = np.stack([half, trials - half])
+    else:
+        split = np.moveaxis(rng.multinomial(trials, np.full(dilemmas, 1 / dilemmas)), -1, 0)
+    if gaps is not None:
+        for s_i, target in enumerate(gaps):
+            if target is not None:
+                _plant_gap(eta, trials, s_i, float(target))
+        p = _expit(eta)
+    events = np.empty((dilemmas, *trials.shape), dtype=int)
+    for h in range(dilemmas):
+        events[h] = rng.binomial(split[h], p)
 
     systems = [f"sys-{i + 1:02d}" for i in range(S)]
     idx = np.indices((C, S, G, R)).reshape(4, -1)
     rows = []
-    for h, dilemma in enumerate(("d1", "d2")):
+    for h in range(dilemmas):
+        dilemma = f"d{h + 1}"
         frame = pd.DataFrame(
             {
                 "system": np.asarray(systems)[idx[1]],
@@ -197,6 +224,34 @@ def simulate_counts(
     truth = _truth_tables(p, trials, systems, list(genders), list(races), list(conditions))
     gap = _truth_gap(truth, conditions[0], conditions[-1])
     return SimulatedCounts(counts, truth, gap, p, trials, perf)
+
+
+def _macro_gap(p: np.ndarray, n: np.ndarray, s: int) -> float:
+    """True macro gap (pp) of system ``s``: first minus last condition, as the truth tables
+    define it (mean over gender and race groups of the trial-weighted rates)."""
+    nets = []
+    for c in (0, p.shape[1] - 1):
+        ps, ns = p[:, c, s], n[:, c, s]  # (event, gender, race)
+        groups = np.concatenate([_weighted(ps, ns, axis=2), _weighted(ps, ns, axis=1)], axis=1)
+        fav, ag = np.nanmean(groups, axis=1)
+        nets.append(100 * (fav - ag))
+    return float(nets[0] - nets[1])
+
+
+def _plant_gap(eta: np.ndarray, trials: np.ndarray, s: int, target: float) -> None:
+    """Shift system ``s``'s against logit under the last condition so that its true macro
+    gap is ``target`` pp (in place; the gap rises with the shift)."""
+    base = eta[1, -1, s].copy()
+
+    def excess(shift: float) -> float:
+        eta[1, -1, s] = base + shift
+        return _macro_gap(_expit(eta), trials, s) - target
+
+    lo, hi = -20.0, 20.0
+    if not excess(lo) < 0 < excess(hi):
+        eta[1, -1, s] = base
+        raise ValueError(f"a macro gap of {target} pp cannot be planted in system {s + 1}")
+    eta[1, -1, s] = base + brentq(excess, lo, hi, xtol=1e-12)
 
 
 def _weighted(p: np.ndarray, n: np.ndarray, axis: int) -> np.ndarray:

@@ -92,10 +92,14 @@ def direction_of_change(net: pd.DataFrame, *, tol: float = 0.0) -> pd.DataFrame:
     Parameters
     ----------
     net : pandas.DataFrame
-        Tidy table, one row per (system, group_type, group), with columns ``system``,
+        *Wide* table, one row per (system, group_type, group), with columns ``system``,
         ``group_type``, ``group``, ``net_direct`` and ``net_puzzled``: the system's net
         decision bias for the group (in percentage points) under the Direct and the
-        Puzzled condition. Other columns are ignored.
+        Puzzled condition, side by side. Other columns are ignored. A long table with one
+        row per condition (the paper's Tables 3 and 4, or :func:`group_rates`) is
+        pivoted first, as in the example below; the output of
+        :func:`cue_visibility_gap` only needs its ``net_direct_pp`` and
+        ``net_puzzled_pp`` renamed.
     tol : float, default 0.0
         Non-negative tolerance: a difference with ``|Δ| <= tol`` counts as a tie.
 
@@ -148,6 +152,34 @@ def direction_of_change(net: pd.DataFrame, *, tol: float = 0.0) -> pd.DataFrame:
     dropped from the test (the classical sign-test convention). The comparisons with
     ``tol`` are made in floating point, so a difference that equals ``tol`` only up to
     rounding may fall on either side.
+
+    Examples
+    --------
+    Nets in long form, one row per system, condition and group, pivoted to the wide
+    shape:
+
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({
+    ...     "system": ["s1"] * 4 + ["s2"] * 4 + ["s3"] * 4,
+    ...     "condition": ["direct", "direct", "puzzled", "puzzled"] * 3,
+    ...     "group_type": "gender",
+    ...     "group": ["woman", "man"] * 6,
+    ...     "net": [10, 5, 8, 6,  4, 2, 3, 2,  7, 3, 4, 1],
+    ... })
+    >>> wide = (
+    ...     long.pivot_table(index=["system", "group_type", "group"], columns="condition",
+    ...                      values="net")
+    ...     .rename(columns={"direct": "net_direct", "puzzled": "net_puzzled"})
+    ...     .reset_index()
+    ... )
+    >>> out = direction_of_change(wide)
+    >>> print(out[["group", "adverse", "favorable", "tie", "p_value", "p_adjusted"]])
+       group  adverse  favorable  tie  p_value  p_adjusted
+    0    man        1          1    1     1.00         1.0
+    1  woman        3          0    0     0.25         0.5
+
+    Women: Δ = 2, 1, 3, all adverse, p = 2 · 2⁻³ = 0.25; men: Δ = −1, 0, 2, so one
+    adverse, one favorable and a tie, p = 1. Benjamini–Hochberg: 0.25 · 2/1 = 0.5.
 
     References
     ----------

@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models._systems import formal_named_share, gap_regression, rankings
+from cuegap.models._regression import gap_regression
+from cuegap.models._systems import formal_named_share, rankings
 
 
 def _gap_table(direct, puzzled, systems="ABCD") -> pd.DataFrame:
@@ -330,7 +331,7 @@ def test_gap_regression_docstring_example_runs() -> None:
     """The text-tier example in gap_regression's docstring (slope −1, intercept 5 by hand)."""
     import doctest
 
-    from cuegap.models import _systems
+    from cuegap.models import _regression
 
-    result = doctest.testmod(_systems)
+    result = doctest.testmod(_regression)
     assert result.attempted >= 4 and result.failed == 0

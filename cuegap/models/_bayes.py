@@ -1,24 +1,20 @@
-"""Fitting the hierarchical Bayesian model, the convergence gate, NetCDF serialisation.
+"""Fitting the hierarchical Bayesian model of the moral-dilemma design.
 
 :func:`fit_bayes` aggregates the count table, samples the model of
 :data:`cuegap.models.METHODS` with nutpie (PyMC's NUTS as the fallback), checks r-hat, bulk
 ESS and divergences, retries once, and returns a :class:`BayesFit`. Posterior summaries
-are in :mod:`cuegap.models._bayes_tables`.
+are in :mod:`cuegap.models._bayes_tables`; the samplers, the gate and serialisation in
+:mod:`cuegap.models._bayes_sampling`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import tempfile
 import time
-import warnings
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
@@ -29,11 +25,17 @@ from cuegap.models._bayes_model import (
     PARAMS,
     PRIORS,
     BayesData,
-    build_model,
     prepare_counts,
-    quiet,
 )
 from cuegap.models._bayes_post import macro_gap_draws
+from cuegap.models._bayes_sampling import (
+    _sample_nutpie,
+    _sample_pymc,
+    clear_compiled_cache,
+    gate_summary,
+    idata_from_bytes,
+    idata_to_bytes,
+)
 
 if TYPE_CHECKING:
     import arviz as az
@@ -109,93 +111,6 @@ def _data_from_idata(idata: az.InferenceData) -> BayesData:
     )
 
 
-_COMPILED: OrderedDict[tuple, Any] = OrderedDict()
-_COMPILED_MAX = 4
-
-
-def _compiled_nutpie(data: BayesData, interaction: bool) -> tuple[Any, float]:
-    """A nutpie-compiled model for arrays of this shape (cached), with ``data`` set."""
-    import nutpie
-
-    key = (MODEL_VERSION, data.trials.shape, interaction)
-    start = time.perf_counter()
-    if key in _COMPILED:
-        _COMPILED.move_to_end(key)
-        compiled = _COMPILED[key]
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compiled = nutpie.compile_pymc_model(build_model(data, interaction=interaction))
-        _COMPILED[key] = compiled
-        while len(_COMPILED) > _COMPILED_MAX:
-            _COMPILED.popitem(last=False)
-    seconds = time.perf_counter() - start
-    return compiled.with_data(trials=data.trials, events=data.events), seconds
-
-
-def clear_compiled_cache() -> None:
-    """Forget compiled models (the next fit compiles again)."""
-    _COMPILED.clear()
-
-
-def _sample_nutpie(
-    data: BayesData,
-    interaction: bool,
-    *,
-    draws: int,
-    tune: int,
-    chains: int,
-    seed: int,
-    target_accept: float,
-    progress: bool,
-) -> tuple[az.InferenceData, float]:
-    import nutpie
-
-    compiled, compile_s = _compiled_nutpie(data, interaction)
-    with quiet(progress):
-        idata = nutpie.sample(
-            compiled,
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=min(chains, os.cpu_count() or 1),
-            seed=seed,
-            progress_bar=progress,
-            save_warmup=False,
-            target_accept=target_accept,
-        )
-    return idata, compile_s
-
-
-def _sample_pymc(
-    data: BayesData,
-    interaction: bool,
-    *,
-    draws: int,
-    tune: int,
-    chains: int,
-    seed: int,
-    target_accept: float,
-    progress: bool,
-) -> tuple[az.InferenceData, float]:
-    import pymc as pm
-
-    model = build_model(data, interaction=interaction)
-    with quiet(progress), model:
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=min(chains, os.cpu_count() or 1),
-            random_seed=seed,
-            progressbar=progress,
-            target_accept=target_accept,
-            compute_convergence_checks=False,
-            nuts_sampler="pymc",
-        )
-    return idata, 0.0
-
-
 def _tidy_idata(raw: az.InferenceData, data: BayesData, settings: dict) -> az.InferenceData:
     """Posterior of the free parameters and divergences, with the coordinates of ``data``."""
     import arviz as az
@@ -225,52 +140,6 @@ def _tidy_idata(raw: az.InferenceData, data: BayesData, settings: dict) -> az.In
     idata = az.InferenceData(posterior=post, sample_stats=stats_out, constant_data=const)
     idata.attrs["cuegap_settings"] = json.dumps(settings, sort_keys=True)
     return idata
-
-
-def gate_summary(ds: Any, divergences: int, min_ess: float, max_rhat: float) -> dict:
-    """The convergence gate over every variable of a posterior dataset.
-
-    Parameters
-    ----------
-    ds : xarray.Dataset
-        Draws with ``chain`` and ``draw`` dimensions (parameters and derived quantities).
-    divergences : int
-        Divergent transitions of the fit.
-    min_ess, max_rhat : float
-        The thresholds.
-
-    Returns
-    -------
-    dict
-        ``r_hat_max``, ``ess_bulk_min``, ``ess_tail_min``, ``divergences``, ``passed`` and
-        ``reason`` ("ok" or why it failed).
-    """
-    import arviz as az
-    import xarray as xr
-
-    def extreme(d: xr.Dataset, fn) -> float:
-        vals = np.concatenate([np.ravel(d[v].values) for v in d.data_vars])
-        vals = vals[np.isfinite(vals)]
-        return float(fn(vals)) if len(vals) else float("nan")
-
-    r = extreme(az.rhat(ds), np.max)
-    eb = extreme(az.ess(ds, method="bulk"), np.min)
-    et = extreme(az.ess(ds, method="tail"), np.min)
-    reasons = []
-    if not np.isfinite(r) or r > max_rhat:
-        reasons.append(f"max r-hat {r:.3f} > {max_rhat}")
-    if not np.isfinite(eb) or eb < min_ess:
-        reasons.append(f"min bulk ESS {eb:.0f} < {min_ess:g}")
-    if divergences > GATE["divergences_max"]:
-        reasons.append(f"{divergences} divergent transitions")
-    return {
-        "r_hat_max": r,
-        "ess_bulk_min": eb,
-        "ess_tail_min": et,
-        "divergences": int(divergences),
-        "passed": not reasons,
-        "reason": "; ".join(reasons) or "ok",
-    }
 
 
 def _gate(idata: az.InferenceData, data: BayesData, min_ess: float, max_rhat: float) -> dict:
@@ -461,47 +330,6 @@ def fit_bayes(
     idata.attrs["cuegap_message"] = message
     idata.attrs["cuegap_diagnostics"] = diagnostics.to_json(orient="records")
     return BayesFit(idata, converged, message, diagnostics, settings)
-
-
-# --------------------------------------------------------------------------------------
-# serialisation
-
-
-def idata_to_bytes(idata: az.InferenceData) -> bytes:
-    """Serialise an InferenceData to NetCDF-4 bytes (HDF5, zlib-compressed groups).
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-
-    Returns
-    -------
-    bytes
-        Read back with :func:`idata_from_bytes`.
-    """
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "fit.nc")
-        idata.to_netcdf(path, compress=True, engine="h5netcdf")
-        with open(path, "rb") as fh:
-            return fh.read()
-
-
-def idata_from_bytes(blob: bytes) -> az.InferenceData:
-    """Read an InferenceData written by :func:`idata_to_bytes` (fully loaded in memory)."""
-    import arviz as az
-
-    if not isinstance(blob, bytes | bytearray | memoryview):
-        raise TypeError(f"blob must be bytes, but got {type(blob).__name__}")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "fit.nc")
-        with open(path, "wb") as fh:
-            fh.write(bytes(blob))
-        idata = az.from_netcdf(path, engine="h5netcdf")
-        for group in idata.groups():
-            getattr(idata, group).load()
-        with contextlib.suppress(Exception):
-            idata.close()
-    return idata
 
 
 __all__ = [

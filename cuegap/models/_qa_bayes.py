@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from cuegap.models._bayes import gate_summary
 from cuegap.models._bayes_model import GATE, quiet
+from cuegap.models._bayes_sampling import gate_summary
 from cuegap.models._qa_bayes_data import CUES, QABayesData, prepare_qa_counts
 from cuegap.models._qa_bayes_model import QA_PRIORS, build_qa_model, qa_draws
 

@@ -180,7 +180,7 @@ def decision_counts(engine: Engine | Connection) -> pd.DataFrame:
     df["consequences"] = df["consequences"].astype(bool)
     df["recovered"] = df["recovered"].map({1: True, 0: False}).astype("object")
     df["recovered"] = df["recovered"].where(df["recovered"].notna(), None)
-    return df
+    return _in_key_order(df, COUNT_COLUMNS[:11])
 
 
 STATUS_COLUMNS = (
@@ -249,7 +249,8 @@ def status_counts(engine: Engine | Connection) -> pd.DataFrame:
         .group_by(*keys)
     )
     df = read_frame(engine, stmt)
-    return _types(df, ints=("yes", "trials"), bools=("consequences",))
+    df = _types(df, ints=("yes", "trials"), bools=("consequences",))
+    return _in_key_order(df, STATUS_COLUMNS[:9])
 
 
 PUZZLE_CONDITIONS = ("puzzled", "formal_named")
@@ -298,7 +299,8 @@ def abstention_counts(engine: Engine | Connection) -> pd.DataFrame:
         .group_by(*keys)
     )
     df = read_frame(engine, stmt)
-    return _types(df, ints=("responses", "abstained", *PARSE_STATUSES), bools=("consequences",))
+    df = _types(df, ints=("responses", "abstained", *PARSE_STATUSES), bools=("consequences",))
+    return _in_key_order(df, ABSTENTION_COLUMNS[:5])
 
 
 RECOVERY_COLUMNS = (
@@ -374,6 +376,18 @@ def recovery_counts(engine: Engine | Connection) -> pd.DataFrame:
         columns=list(RECOVERY_COLUMNS),
     )
     return _types(df, ints=("responses", "slots", "parsable", "correct"), bools=("consequences",))
+
+
+def _in_key_order(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Rows sorted by their group keys, NULLs first, text by code point (as SQLite groups).
+
+    GROUP BY promises no order, and PostgreSQL's hash aggregation returns groups in any
+    order (and sorts text by its collation): sorting here makes every backend return the
+    same table, row for row.
+    """
+    if df.empty:
+        return df.reset_index(drop=True)
+    return df.sort_values(list(keys), na_position="first", kind="stable").reset_index(drop=True)
 
 
 def _types(df: pd.DataFrame, *, ints: Sequence[str], bools: Sequence[str]) -> pd.DataFrame:

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
@@ -243,25 +244,34 @@ def compare(old: dict, new: dict) -> list[str]:
     return problems
 
 
-def _stores(tmp: Path, pg: str | None) -> list[tuple[str, callable]]:
-    """(name, factory of a fresh store URL) for each backend asked for."""
-    stores = [("SQLite", lambda tag: f"sqlite:///{tmp / f'{tag}.db'}")]
+def _stores(tmp: Path, pg: str | None, made: list[str]) -> list[tuple[str, Callable]]:
+    """(name, factory of a fresh store URL) for each backend asked for.
+
+    PostgreSQL databases created are appended to ``made``, for :func:`_drop`.
+    """
+    stores: list[tuple[str, Callable]] = [("SQLite", lambda tag: f"sqlite:///{tmp / f'{tag}.db'}")]
     if pg:
-        from sqlalchemy import create_engine, text
         from sqlalchemy.engine import make_url
 
         admin_url = pg.replace("postgresql://", "postgresql+psycopg://", 1)
 
         def fresh(tag: str) -> str:
             name = f"cuegap_ident_{tag}_{uuid.uuid4().hex[:8]}"
-            admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-            with admin.connect() as conn:
-                conn.execute(text(f'CREATE DATABASE "{name}"'))
-            admin.dispose()
+            _admin(admin_url, f'CREATE DATABASE "{name}"')
+            made.append(name)
             return make_url(admin_url).set(database=name).render_as_string(hide_password=False)
 
         stores.append(("PostgreSQL", fresh))
     return stores
+
+
+def _admin(admin_url: str, sql: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(sql))
+    admin.dispose()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,30 +288,44 @@ def main(argv: list[str] | None = None) -> int:
 
     from cuegap.simulate import simulate
 
-    failed = False
     with tempfile.TemporaryDirectory(prefix="cuegap-ident-") as tmp_:
         tmp = Path(tmp_)
         sim = simulate(tmp / "data", systems=args.systems, seed=args.seed)
         fuzz = fuzz_file(tmp / "fuzz.jsonl", args.fuzz_lines, seed=12)
         every = every_reason_file(tmp / "every.jsonl")
         files = [sim.itembank_path, sim.responses_path, BANK, fuzz, every]
-        for name, fresh in _stores(tmp, args.pg):
-            old = run_version(args.old.resolve(), fresh("old"), files, tmp / "old.json")
-            new = run_version(args.new.resolve(), fresh("new"), files, tmp / "new.json")
-            problems = compare(old, new)
-            failed |= bool(problems)
-            sums = "; ".join(
-                f"{s[0]}: read {s[1]:,} stored {s[2]:,} dup {s[3]:,} quar {s[4]:,}"
-                for s in new["summaries"]
-            )
-            print(f"{name}: {sums}")
-            print(
-                f"{name}: {new['responses']:,} response rows, {len(new['quarantine']):,} "
-                f"quarantine rows, {len(new['ledger'])} ledger entries; "
-                + ("IDENTICAL" if not problems else "DIFFERENT: " + ", ".join(problems))
-            )
-            print(f"{name}: digest of every response row {new['response_digest']}")
+        made: list[str] = []
+        try:
+            failed = _compare_all(args, tmp, files, _stores(tmp, args.pg, made))
+        finally:
+            admin_url = (args.pg or "").replace("postgresql://", "postgresql+psycopg://", 1)
+            for name in made:
+                _admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     return 1 if failed else 0
+
+
+def _compare_all(
+    args: argparse.Namespace, tmp: Path, files: list[Path], stores: list[tuple[str, Callable]]
+) -> bool:
+    """Ingest with each version into each store and print what differs; True if anything."""
+    failed = False
+    for name, fresh in stores:
+        old = run_version(args.old.resolve(), fresh("old"), files, tmp / "old.json")
+        new = run_version(args.new.resolve(), fresh("new"), files, tmp / "new.json")
+        problems = compare(old, new)
+        failed |= bool(problems)
+        sums = "; ".join(
+            f"{s[0]}: read {s[1]:,} stored {s[2]:,} dup {s[3]:,} quar {s[4]:,}"
+            for s in new["summaries"]
+        )
+        print(f"{name}: {sums}")
+        print(
+            f"{name}: {new['responses']:,} response rows, {len(new['quarantine']):,} "
+            f"quarantine rows, {len(new['ledger'])} ledger entries; "
+            + ("IDENTICAL" if not problems else "DIFFERENT: " + ", ".join(problems))
+        )
+        print(f"{name}: digest of every response row {new['response_digest']}")
+    return failed
 
 
 if __name__ == "__main__":

@@ -30,7 +30,14 @@ from sqlalchemy.engine import Engine
 from cuegap.ingest._axes import write_individual_axes
 from cuegap.ingest._responses import _ResponseLoader
 from cuegap.ingest._sql import _insert_ignore, _resolve_quarantine, _upsert_quarantine, insert_bank
-from cuegap.ingest._summary import IngestSummary, Progress, _hash16, file_sha256, utcnow
+from cuegap.ingest._summary import (
+    IngestSummary,
+    Progress,
+    _hash16,
+    file_sha256,
+    gc_paused,
+    utcnow,
+)
 from cuegap.ingest.registry import Reader, detect_reader, get_reader, run_file, with_mapping
 from cuegap.schema import (
     Annotation,
@@ -96,7 +103,8 @@ def ingest_path(
             "sha256": hashlib.sha256(text_).hexdigest(),
             "toml": text_.decode("utf-8", "replace"),
         }
-    return loader.run(progress)
+    with gc_paused():  # see gc_paused: the batches hold no cycles worth collecting
+        return loader.run(progress)
 
 
 # ---------------------------------------------------------------------------- item banks

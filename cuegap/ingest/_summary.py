@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +48,24 @@ def file_sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the block (reference counting goes on).
+
+    An ingest pass holds a batch of records and row tuples (50,000 by default) that the
+    collector would traverse again and again as they are created, although they form no
+    reference cycles: measured at about 12% of a paper-scale ingest's CPU time. The
+    collector's previous state is restored on exit, also after an error.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _hash16(text: str) -> str:

@@ -102,7 +102,9 @@ def calibration_figures(df: pd.DataFrame) -> dict[str, object]:
         (:class:`Share` of systems whose 90 % interval holds the planted gap);
         ``rmse_bayes`` and ``rmse_boot`` (float); ``verdicts`` (DataFrame: label,
         bayes, boot, each a :class:`Share` of the kind's systems with that verdict);
-        ``seconds_median`` (per fit).
+        ``seconds_median`` (per fit); ``retried`` and ``retried_passed`` (fits that
+        sampled twice, and those of them that then passed; None without an ``attempts``
+        column, the number of sampling attempts of the audit's fit).
     """
     fits = df.drop_duplicates("seed")
     passed = df["passed"].astype(bool)
@@ -128,6 +130,13 @@ def calibration_figures(df: pd.DataFrame) -> dict[str, object]:
         "rmse_boot": _rmse(df["boot"] - df["planted"]),
         "verdicts": pd.DataFrame(rows),
         "seconds_median": float(fits["seconds"].median()) if len(fits) else math.nan,
+        # fits that needed the retry (sampling attempts > 1), and of those how many passed
+        "retried": int((fits["attempts"] > 1).sum()) if "attempts" in fits else None,
+        "retried_passed": (
+            int(((fits["attempts"] > 1) & fits["passed"].astype(bool)).sum())
+            if "attempts" in fits
+            else None
+        ),
     }
 
 
@@ -155,6 +164,11 @@ def summarise(df: pd.DataFrame, *, name: str = "G", digits: int = 4) -> str:
         rates = [f"{s.p:.3f}" if s.n else "–" for s in (row.bayes, row.boot)]
         label = row.label.format(name=name)
         lines.append(f"{label:<44}{rates[0]:>18}{rates[1]:>18}{row.bayes.n:>9}")
+    if f["retried"] is not None:
+        lines.append(
+            f"fits that needed the retry: {f['retried']} of {f['audits']} "
+            f"({f['retried_passed']} passed the gate after it)"
+        )
     lines.append(f"seconds per fit: median {f['seconds_median']:.1f}")
     return "\n".join(lines)
 

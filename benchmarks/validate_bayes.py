@@ -136,6 +136,7 @@ def one_audit(
         rows.append({
             "seed": seed, "n": pairs, "system": system, "kind": plan[k][0],
             "planted": truth[system], "passed": fit.converged, "seconds": seconds,
+            "attempts": len(fit.diagnostics),
             "bayes": post.loc[system, "gap_pp"], "bayes_low": post.loc[system, "gap_low_pp"],
             "bayes_high": post.loc[system, "gap_high_pp"],
             "bayes_verdict": bayes_v.loc[system, "verdict"],

@@ -75,7 +75,7 @@ def one_audit(seed: int, n: int, *, bayes: BayesSettings) -> pd.DataFrame:
         rows.append({
             "seed": seed, "n": n, "system": system, "planted": planted,
             "kind": ["zero", "small", "two_delta", "two_delta", "table2", "table2"][k],
-            "passed": fit.converged, "seconds": seconds,
+            "passed": fit.converged, "seconds": seconds, "attempts": len(fit.diagnostics),
             "bayes": gap.loc[system, "gap"], "bayes_low": gap.loc[system, "gap_low"],
             "bayes_high": gap.loc[system, "gap_high"],
             "bayes_verdict": bayes_v.loc[system, "verdict"],

@@ -98,6 +98,15 @@ def test_summary_prints_the_hand_computed_figures() -> None:
     assert lines["planted gap = 2δ flagged (higher is better)"][-3:] == ["0.500", "1.000", "2"]
 
 
+def test_retries_are_counted_per_fit() -> None:
+    """Audit 1 sampled once and passed; audit 2 needed the retry and still missed."""
+    df = _frame().assign(attempts=lambda d: d["seed"].map({1: 1, 2: 2}))
+    f = calibration_figures(df)
+    assert (f["retried"], f["retried_passed"]) == (1, 0)
+    assert "fits that needed the retry: 1 of 2 (0 passed the gate after it)" in summarise(df)
+    assert calibration_figures(_frame())["retried"] is None  # no attempts column
+
+
 def test_share_edges() -> None:
     assert str(Share(0, 0)) == "–" and math.isnan(Share(0, 0).p) and math.isnan(Share(0, 0).se)
     assert Share(3, 3).se == 0.0

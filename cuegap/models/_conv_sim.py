@@ -81,6 +81,19 @@ def conv_design(
     return grid[list(CELL)]
 
 
+def _effect(cells: pd.DataFrame, effects: Mapping[tuple[str, str], float]) -> np.ndarray:
+    """The planted logit effect of each cell's (demographics, instantiation)."""
+    if not effects:
+        return np.zeros(len(cells))
+    table = pd.Series(
+        list(effects.values()),
+        index=pd.MultiIndex.from_tuples(list(effects), names=["demographics", "instantiation"]),
+        dtype=float,
+    )
+    key = pd.MultiIndex.from_frame(cells[["demographics", "instantiation"]])
+    return table.reindex(key).fillna(0.0).to_numpy()
+
+
 def _planted(
     cells: pd.DataFrame,
     rng: np.random.Generator,
@@ -97,17 +110,12 @@ def _planted(
     if persona_sd < 0:
         raise ValueError(f"persona_sd must be >= 0, but got {persona_sd!r}")
     out = cells.copy()
-    di = list(zip(out["demographics"], out["instantiation"], strict=True))
-    e_iden = np.array([iden_effects.get(k, 0.0) for k in di], float)
-    e_base = np.array([base_reveal_effects.get(k, 0.0) for k in di], float)
+    e_iden = _effect(out, iden_effects)
+    e_base = _effect(out, base_reveal_effects)
     e_base = np.where(out["reveal"].to_numpy() == REVEALED, e_base, 0.0)
-    pkey = out[["system", "benchmark", "persona"]].astype(str).agg("|".join, axis=1)
-    codes, uniq = pd.factorize(pkey)
-    u = (
-        rng.normal(0.0, persona_sd, size=(2, len(uniq)))
-        if persona_sd > 0
-        else np.zeros((2, len(uniq)))
-    )
+    codes = out.groupby(["system", "benchmark", "persona"], sort=False).ngroup().to_numpy()
+    k = int(codes.max()) + 1 if len(codes) else 0
+    u = rng.normal(0.0, persona_sd, size=(2, k)) if persona_sd > 0 else np.zeros((2, k))
     out["lambda_iden"] = expit(logit(lambda_iden) + e_iden + u[0][codes])
     out["lambda_base"] = expit(logit(lambda_base) + e_base + u[1][codes])
     return out

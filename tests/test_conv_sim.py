@@ -16,6 +16,8 @@ from scipy import stats
 from scipy.special import expit, logit
 
 from cuegap.models import (
+    conv_consistency,
+    conv_consistency_summary,
     conv_contrasts,
     conv_design,
     conv_shift_rates,
@@ -177,3 +179,70 @@ def test_bad_simulation_arguments() -> None:
     with pytest.raises(ValueError, match="p_third"):
         simulate_conv_opinions(truth, p_third=0.1)
     assert isinstance(truth, pd.DataFrame)
+
+
+SYSTEMS = ("ministral3-3b", "phi4-mini", "qwen3-4b", "ministral3-14b", "phi4", "qwen3-30b",
+           "glm47-flash", "llama33-70b")  # fmt: skip
+
+
+def test_procedure_finds_exactly_the_planted_conditions() -> None:
+    """Seed 003's procedure on its design (8 systems, three benchmarks, ≈1,800
+    conversations per configuration as BBQ's 9 × 200 questions), with effects planted on
+    the systems the paper names (logit ±0.8):
+
+    * λ_iden, human: ministral3-3b black, white, older; ministral3-14b black, older,
+      female; qwen3-4b black, older; qwen3-30b black, white. AI: ministral3-3b and
+      ministral3-14b black. So demo_iden_null: 10 human (the paper's 10) + 2 AI (its
+      B.1 total of 12); demo_iden_pair: 6 human (the paper's 6; black and white together
+      cancel) + 2 AI.
+    * λ_base when revealed: glm47-flash black (human and AI) and female (human), +;
+      phi4-mini older human, −; qwen3-30b older AI, −. So demo_rc_base_pair: 3 for
+      glm47-flash (the paper's 3) + phi4-mini older/young human + qwen3-30b older/young AI;
+      demo_rc_base_null: the same five conditions against ∅; inst_rc_base: phi4-mini older
+      (the paper's 1), qwen3-30b older, glm47-flash female (black cancels).
+
+    The paper's own (10, 6, 3, 1, 1) cannot be matched at once by effects that act on
+    every benchmark alike: a pair difference implies a difference from ∅ for one of the
+    pair. Every finding is negative for λ_iden, as in the paper."""
+    e_iden = {(s, d, "human"): -0.8 for s, ds in {
+        "ministral3-3b": ("black", "white", "older"),
+        "ministral3-14b": ("black", "older", "female"),
+        "qwen3-4b": ("black", "older"),
+        "qwen3-30b": ("black", "white"),
+    }.items() for d in ds}  # fmt: skip
+    e_iden |= {("ministral3-3b", "black", "ai"): -0.8, ("ministral3-14b", "black", "ai"): -0.8}
+    e_base = {
+        ("glm47-flash", "black", "human"): 0.8,
+        ("glm47-flash", "black", "ai"): 0.8,
+        ("glm47-flash", "female", "human"): 0.8,
+        ("phi4-mini", "older", "human"): -0.8,
+        ("qwen3-30b", "older", "ai"): -0.8,
+    }
+    cells = conv_design(systems=SYSTEMS, benchmarks=ONE_CAT)
+    sim = simulate_conv_counts(
+        cells=cells,
+        conversations=1800,
+        persona_sd=0.2,
+        iden_effects=e_iden,
+        base_reveal_effects=e_base,
+        seed=2026,
+    )
+    cons = conv_consistency(conv_tests(sim.counts))
+    summary = conv_consistency_summary(cons).set_index(["contrast", "instantiation"])
+    assert summary["findings"].to_dict() == {
+        ("demo_iden_null", "ai"): 2,
+        ("demo_iden_null", "human"): 10,
+        ("demo_iden_pair", "ai"): 2,
+        ("demo_iden_pair", "human"): 6,
+        ("demo_rc_base_null", "ai"): 2,
+        ("demo_rc_base_null", "human"): 3,
+        ("demo_rc_base_pair", "ai"): 2,
+        ("demo_rc_base_pair", "human"): 3,
+        ("inst_rc_base", "human-ai"): 3,
+    }
+    iden = summary.loc[["demo_iden_null", "demo_iden_pair"]]
+    assert (iden["negative"] == iden["findings"]).all()
+    found = cons[cons["finding"]].set_index(["contrast", "system", "demographic"])
+    assert found.loc[("inst_rc_base", "phi4-mini", "older"), "direction"] == -1
+    assert found.loc[("inst_rc_base", "qwen3-30b", "older"), "direction"] == 1
+    assert found.loc[("demo_rc_base_pair", "glm47-flash", "black")]["direction"].eq(1).all()

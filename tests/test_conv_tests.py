@@ -194,3 +194,32 @@ def test_findings_only_where_an_effect_is_planted(counts: pd.DataFrame) -> None:
     }
     assert ("demo_iden_null", "black", "human") in found
     assert found <= planted
+
+
+def test_question_unit_from_opinions_matches_scipy() -> None:
+    """Per-question t-test: counts built from simulated opinion sequences with a question
+    column (every question run under every configuration, as seed 003's design); the
+    per-question contrasts and their t-test agree with scipy, and questions without a
+    defined λ on either side are dropped and counted."""
+    from cuegap.models import conv_transition_counts, simulate_conv_opinions
+
+    sim = simulate_conv_counts(iden_effects={("black", "human"): -0.7}, seed=5)
+    truth = sim.truth[
+        (sim.truth["benchmark"] == "BBQ")
+        & (sim.truth["category"] == "c1")
+        & sim.truth["demographics"].isin(["black", "white", "none"])
+    ]
+    opinions, convs = simulate_conv_opinions(truth, conversations=40, seed=6)
+    # conversation k of every cell asks question k
+    convs["question"] = "q" + (convs.groupby(list(truth.columns[:7])).cumcount()).astype(str)
+    counts = conv_transition_counts(opinions, convs, unit="question")
+    tests = conv_tests(counts, unit="question", contrasts=["demo_iden_pair"])
+    per = conv_contrasts(counts, unit="question", contrasts=["demo_iden_pair"])
+    assert per["question"].nunique() == 40
+    for key, grp in per.groupby(COND):
+        x = grp["estimate"].dropna().to_numpy()
+        row = tests.set_index(COND).loc[key]
+        ref = stats.ttest_1samp(x, 0.0)
+        assert row["p"] == pytest.approx(ref.pvalue, rel=1e-10)
+        assert row["n_units"] + row["n_dropped"] == 40
+        assert row["unit"] == "question"

@@ -8,7 +8,8 @@ gets planted shift rates on the logit scale:
 * logit λ_base = logit(``lambda_base``) + ``base_reveal_effects[(d, i)]`` (revealed
   cells only) + v_persona;
 
-with u, v ~ Normal(0, ``persona_sd``) drawn once per (system, benchmark, persona) and
+(an effect keyed (system, d, i) applies to that system only, and adds to one keyed
+(d, i)), with u, v ~ Normal(0, ``persona_sd``) drawn once per (system, benchmark, persona) and
 shared by every demographic, so a contrast between demographics is exactly zero within
 a persona when no effect is planted. With ``persona_sd = 0`` the planted contrasts are
 plain differences of the planted λ's, e.g. ΔDemo λ_iden(d, ∅, i) =
@@ -81,17 +82,27 @@ def conv_design(
     return grid[list(CELL)]
 
 
-def _effect(cells: pd.DataFrame, effects: Mapping[tuple[str, str], float]) -> np.ndarray:
-    """The planted logit effect of each cell's (demographics, instantiation)."""
-    if not effects:
-        return np.zeros(len(cells))
-    table = pd.Series(
-        list(effects.values()),
-        index=pd.MultiIndex.from_tuples(list(effects), names=["demographics", "instantiation"]),
-        dtype=float,
-    )
-    key = pd.MultiIndex.from_frame(cells[["demographics", "instantiation"]])
-    return table.reindex(key).fillna(0.0).to_numpy()
+def _effect(cells: pd.DataFrame, effects: Mapping[tuple[str, ...], float]) -> np.ndarray:
+    """The planted logit effect of each cell: keys (demographics, instantiation) apply to
+    every system, keys (system, demographics, instantiation) to one; both add up."""
+    total = np.zeros(len(cells))
+    for n, cols in ((2, ["demographics", "instantiation"]),
+                    (3, ["system", "demographics", "instantiation"])):  # fmt: skip
+        sub = {k: v for k, v in effects.items() if len(k) == n}
+        if not sub:
+            continue
+        table = pd.Series(
+            list(sub.values()), index=pd.MultiIndex.from_tuples(list(sub), names=cols), dtype=float
+        )
+        key = pd.MultiIndex.from_frame(cells[cols])
+        total += table.reindex(key).fillna(0.0).to_numpy()
+    bad = [k for k in effects if len(k) not in (2, 3)]
+    if bad:
+        raise ValueError(
+            f"effect keys must be (demographics, instantiation) or (system, demographics, "
+            f"instantiation), but got {bad[0]!r}"
+        )
+    return total
 
 
 def _planted(
@@ -100,8 +111,8 @@ def _planted(
     *,
     lambda_iden: float,
     lambda_base: float,
-    iden_effects: Mapping[tuple[str, str], float],
-    base_reveal_effects: Mapping[tuple[str, str], float],
+    iden_effects: Mapping[tuple[str, ...], float],
+    base_reveal_effects: Mapping[tuple[str, ...], float],
     persona_sd: float,
 ) -> pd.DataFrame:
     for name, v in (("lambda_iden", lambda_iden), ("lambda_base", lambda_base)):
@@ -129,8 +140,8 @@ def simulate_conv_counts(
     p_disagree: float = 0.3,
     lambda_iden: float = 0.3,
     lambda_base: float = 0.3,
-    iden_effects: Mapping[tuple[str, str], float] | None = None,
-    base_reveal_effects: Mapping[tuple[str, str], float] | None = None,
+    iden_effects: Mapping[tuple[str, ...], float] | None = None,
+    base_reveal_effects: Mapping[tuple[str, ...], float] | None = None,
     persona_sd: float = 0.0,
     seed: int = 0,
 ) -> ConvSimulation:
@@ -149,9 +160,10 @@ def simulate_conv_counts(
     lambda_iden, lambda_base : float, default 0.3
         Shift rates of a cell without planted effect.
     iden_effects : mapping (demographics, instantiation) -> float, optional
-        Logit effect on λ_iden (any reveal).
-    base_reveal_effects : mapping (demographics, instantiation) -> float, optional
-        Logit effect on λ_base under ``revealed`` only.
+        Logit effect on λ_iden (any reveal); a key (system, demographics, instantiation)
+        plants it in one system only.
+    base_reveal_effects : mapping, optional
+        Logit effect on λ_base under ``revealed`` only, keyed like ``iden_effects``.
     persona_sd : float, default 0
         SD of per-(system, benchmark, persona) logit offsets.
     seed : int, default 0

@@ -31,8 +31,11 @@ from cuegap.models._systems import (
 from cuegap.models._verdict import VERDICTS, gap_probabilities, verdicts
 from cuegap.models.conversation import (
     CONV_CONTRASTS,
+    CONV_MODEL_VERSION,
     CONV_PAIRS,
+    ConvBayesFit,
     ConvSimulation,
+    conv_bayes_tables,
     conv_consistency,
     conv_consistency_summary,
     conv_contrasts,
@@ -40,6 +43,7 @@ from cuegap.models.conversation import (
     conv_shift_rates,
     conv_tests,
     conv_transition_counts,
+    fit_conv_bayes,
     simulate_conv_counts,
     simulate_conv_opinions,
 )
@@ -79,6 +83,7 @@ from cuegap.models.qa import (
 
 __all__ = [
     "CONV_CONTRASTS",
+    "CONV_MODEL_VERSION",
     "CONV_PAIRS",
     "DEFAULT_POLICY",
     "GATE",
@@ -91,6 +96,7 @@ __all__ = [
     "QA_MODEL_VERSION",
     "VERDICTS",
     "BayesFit",
+    "ConvBayesFit",
     "ConvSimulation",
     "GapRegression",
     "PVSimulation",
@@ -104,6 +110,7 @@ __all__ = [
     "bootstrap",
     "condition_label",
     "condition_mask",
+    "conv_bayes_tables",
     "conv_consistency",
     "conv_consistency_summary",
     "conv_contrasts",
@@ -117,6 +124,7 @@ __all__ = [
     "exclusions",
     "extreme_ratio",
     "fit_bayes",
+    "fit_conv_bayes",
     "fit_qa_bayes",
     "formal_named_share",
     "gap_probabilities",

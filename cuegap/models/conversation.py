@@ -22,6 +22,10 @@ function                         table                 seed 003
                                  contrast)
 :func:`simulate_conv_counts`,    planted truth         beyond the paper
 :func:`simulate_conv_opinions`
+:func:`fit_conv_bayes`,          ``conv_bayes_         beyond the paper: posterior
+:func:`conv_bayes_tables`        contrasts``,          intervals, P(same sign on every
+                                 ``conv_bayes_         benchmark)
+                                 consistency``
 ===============================  ====================  ===============================
 
 Input contract: the count frame
@@ -58,14 +62,21 @@ opinion frame (``conversation``, ``round``, ``role`` = ``"identity"`` / ``"basel
 identity agent and ``spkr_001`` the baseline (``script/consolidate_2agent.py``).
 
 Not here (issue 16, next steps): the schema tables, the MAC-Fairness transcript reader
-and streaming ingest, ``cuegap simulate --design conversation``, the report section,
-the hierarchical Bayesian model of a shift, and the benchmark at 8M transcripts. Seed
+and streaming ingest, ``cuegap simulate --design conversation``, the report section and
+verdict policy, the Bayesian model's coverage calibration over many simulated audits,
+and the benchmark at 8M transcripts. Seed
 003's own analysis code (the t-tests behind Figures 3-10) is not in the public
 repository as stored, so the t-test's unit is an option here.
 """
 
 from __future__ import annotations
 
+from cuegap.models._conv_bayes import (
+    CONV_MODEL_VERSION,
+    ConvBayesFit,
+    conv_bayes_tables,
+    fit_conv_bayes,
+)
 from cuegap.models._conv_contrasts import CONTRASTS as CONV_CONTRASTS
 from cuegap.models._conv_contrasts import conv_contrasts
 from cuegap.models._conv_counts import conv_transition_counts
@@ -81,8 +92,11 @@ from cuegap.models._conv_tests import conv_consistency, conv_consistency_summary
 
 __all__ = [
     "CONV_CONTRASTS",
+    "CONV_MODEL_VERSION",
     "CONV_PAIRS",
+    "ConvBayesFit",
     "ConvSimulation",
+    "conv_bayes_tables",
     "conv_consistency",
     "conv_consistency_summary",
     "conv_contrasts",
@@ -90,6 +104,7 @@ __all__ = [
     "conv_shift_rates",
     "conv_tests",
     "conv_transition_counts",
+    "fit_conv_bayes",
     "simulate_conv_counts",
     "simulate_conv_opinions",
 ]

@@ -162,3 +162,11 @@ def test_identical_demographics_give_zero() -> None:
 def test_bad_options_are_named(kwargs, match) -> None:
     with pytest.raises(ValueError, match=match):
         conv_contrasts(_fixture(), **kwargs)
+
+
+def test_reversing_a_pair_negates_its_contrasts() -> None:
+    names = ["demo_iden_pair", "demo_rc_base_pair"]
+    fwd = conv_contrasts(_fixture(), contrasts=names, pairs=[("black", "white")])
+    rev = conv_contrasts(_fixture(), contrasts=names, pairs=[("white", "black")])
+    np.testing.assert_allclose(fwd["estimate"], -rev["estimate"].to_numpy())
+    assert (rev["demographic"] == "white").all() and (rev["reference"] == "black").all()

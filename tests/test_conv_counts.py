@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cuegap.models import conv_transition_counts, simulate_conv_counts, simulate_conv_opinions
 
@@ -224,3 +226,26 @@ def test_matches_per_conversation_loop_on_simulated_opinions() -> None:
         got[[*KEYS, *COUNTS]].reset_index(drop=True), want, check_dtype=False
     )
     assert got["iden_disagree"].sum() > 100  # the check is not vacuous
+
+
+_seq = st.lists(st.sampled_from("ABC"), min_size=1, max_size=5)
+
+
+@given(st.lists(st.tuples(_seq, _seq), min_size=1, max_size=6))
+@settings(max_examples=60, deadline=None)
+def test_properties_of_random_sequences(convs: list[tuple[list[str], list[str]]]) -> None:
+    """With no missing opinion both agents see the same disagreements; swapping the two
+    agents' roles swaps the iden and base counts; shifts never exceed disagreements."""
+    frames, swapped = [], []
+    for k, (a, b) in enumerate(convs):
+        n = min(len(a), len(b))
+        frames.append(_conv(f"c{k}", a[:n], b[:n]))
+        swapped.append(_conv(f"c{k}", b[:n], a[:n]))
+    got = conv_transition_counts(pd.concat(frames, ignore_index=True))
+    rev = conv_transition_counts(pd.concat(swapped, ignore_index=True))
+    g = got[COUNTS].sum()
+    r = rev[COUNTS].sum()
+    assert g["iden_disagree"] == g["base_disagree"]
+    assert (g["iden_shift"], g["base_shift"]) == (r["base_shift"], r["iden_shift"])
+    assert g["iden_shift"] <= g["iden_disagree"] and g["base_shift"] <= g["base_disagree"]
+    assert g["iden_disagree"] <= sum(min(len(a), len(b)) - 1 for a, b in convs)

@@ -1,4 +1,5 @@
-"""Pure statistics over DataFrames: rates, gaps, tests, prompt variance, Bayesian models.
+"""Pure statistics over DataFrames: rates, gaps, tests, prompt variance, conversations, Bayesian
+models.
 
 Depends only on pandas, numpy, scipy, statsmodels, pymc and arviz; never touches the
 database, the ingest readers or the templates.
@@ -28,6 +29,24 @@ from cuegap.models._systems import (
     rankings,
 )
 from cuegap.models._verdict import VERDICTS, gap_probabilities, verdicts
+from cuegap.models.conversation import (
+    CONV_CONTRASTS,
+    CONV_MODEL_VERSION,
+    CONV_PAIRS,
+    ConvBayesFit,
+    ConvSimulation,
+    conv_bayes_tables,
+    conv_consistency,
+    conv_consistency_summary,
+    conv_contrasts,
+    conv_design,
+    conv_shift_rates,
+    conv_tests,
+    conv_transition_counts,
+    fit_conv_bayes,
+    simulate_conv_counts,
+    simulate_conv_opinions,
+)
 from cuegap.models.prompt_variance import (
     PV_METRIC_DIRECTION,
     PV_METRICS,
@@ -63,6 +82,9 @@ from cuegap.models.qa import (
 )
 
 __all__ = [
+    "CONV_CONTRASTS",
+    "CONV_MODEL_VERSION",
+    "CONV_PAIRS",
     "DEFAULT_POLICY",
     "GATE",
     "METHODS",
@@ -74,6 +96,8 @@ __all__ = [
     "QA_MODEL_VERSION",
     "VERDICTS",
     "BayesFit",
+    "ConvBayesFit",
+    "ConvSimulation",
     "GapRegression",
     "PVSimulation",
     "Policy",
@@ -86,12 +110,21 @@ __all__ = [
     "bootstrap",
     "condition_label",
     "condition_mask",
+    "conv_bayes_tables",
+    "conv_consistency",
+    "conv_consistency_summary",
+    "conv_contrasts",
+    "conv_design",
+    "conv_shift_rates",
+    "conv_tests",
+    "conv_transition_counts",
     "cue_visibility_gap",
     "decision_bias",
     "direction_of_change",
     "exclusions",
     "extreme_ratio",
     "fit_bayes",
+    "fit_conv_bayes",
     "fit_qa_bayes",
     "formal_named_share",
     "gap_probabilities",
@@ -123,6 +156,8 @@ __all__ = [
     "qa_verdicts",
     "rankings",
     "recovery_accuracy",
+    "simulate_conv_counts",
+    "simulate_conv_opinions",
     "simulate_pv_counts",
     "status_bias",
     "verdicts",

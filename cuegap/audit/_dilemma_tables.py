@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 from sqlalchemy.engine import Engine
@@ -93,6 +93,8 @@ class StoreData:
     recovery: pd.DataFrame
     annotations: pd.DataFrame
     systems: pd.DataFrame
+    #: :func:`fingerprints` of these tables, once computed (they do not change).
+    digests: tuple[str, dict[str, str]] | None = field(default=None, repr=False, compare=False)
 
 
 def load_store_data(engine: Engine) -> StoreData:
@@ -120,6 +122,8 @@ def fingerprints(data: StoreData) -> tuple[str, dict[str, str]]:
     responses, or the same responses split over several files, leaves them unchanged,
     while any change to a count (a new response, a different answer) changes them.
     """
+    if data.digests is not None:
+        return data.digests
     per_system: dict[str, str] = {}
     tables = {
         "decisions": data.decisions,
@@ -140,7 +144,8 @@ def fingerprints(data: StoreData) -> tuple[str, dict[str, str]]:
     for name, digest in per_system.items():
         overall.update(f"{name}={digest}\n".encode())
     overall.update(_frame_digest(data.annotations).encode())
-    return overall.hexdigest(), per_system
+    data.digests = (overall.hexdigest(), per_system)
+    return data.digests
 
 
 def _bias_tables(

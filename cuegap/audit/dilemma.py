@@ -136,6 +136,7 @@ def analyze_bayes(
     progress: Progress | None = None,
     sampler_progress: bool = False,
     sample: bool = True,
+    data: StoreData | None = None,
 ) -> AnalysisResult | None:
     """Fit the hierarchical Bayesian model and store its tables, verdicts and InferenceData.
 
@@ -152,7 +153,8 @@ def analyze_bayes(
     b = bayes or BayesSettings()
     say = progress or (lambda _msg: None)
     say("reading count tables from the store")
-    data = load_store_data(engine)  # once, for both the frequentist analysis and the fit
+    if data is None:  # read once, for both the frequentist analysis and the fit
+        data = load_store_data(engine)
     freq = analyze(engine, s, progress=say, data=data)
     used = settings_from_dict(freq.settings or {})  # the conditions analyze resolved
     s = replace(s, explicit=used.explicit, implicit=used.implicit, consequences=used.consequences)

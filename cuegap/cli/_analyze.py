@@ -291,7 +291,9 @@ def analyze(
         _run_bayes(engine, settings, draws=draws, chains=chains, force=force)
 
 
-def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bool) -> Any:
+def _run_bayes(
+    engine: Any, settings: Any, *, draws: int, chains: int, force: bool, data: Any = None
+) -> Any:
     from cuegap.audit import BayesSettings, analyze_bayes
 
     console.rule("Bayesian fit")
@@ -302,6 +304,7 @@ def _run_bayes(engine: Any, settings: Any, *, draws: int, chains: int, force: bo
         force=force,
         progress=lambda msg: err.print(f"  {safe(msg)}", highlight=False),
         sampler_progress=err.is_terminal,
+        data=data,
     )
     how = "reused" if fit.reused else "stored"
     state = "converged" if fit.status == "ok" else "[red]did not converge[/]"

@@ -68,13 +68,17 @@ def demo(
     from cuegap.audit import analyze as run_analysis
 
     settings = _settings(None, 1000, seed)
+    from cuegap.audit._dilemma_tables import load_store_data
+
     with _timed(spent, "analyze (1,000 bootstrap replicates)"), _steps("analyze") as step:
-        analysis = run_analysis(engine, settings, progress=step)
+        step("reading count tables from the store")
+        data = load_store_data(engine)  # one snapshot for the analysis and the fit
+        analysis = run_analysis(engine, settings, progress=step, data=data)
     _print_analysis(analysis)
     fit = None
     if bayes:
         with _timed(spent, "Bayesian fit"):
-            fit = _run_bayes(engine, settings, draws=1000, chains=4, force=False)
+            fit = _run_bayes(engine, settings, draws=1000, chains=4, force=False, data=data)
     console.rule("5. report")
     from cuegap.reanalysis import publish_report
 

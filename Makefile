@@ -22,8 +22,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check cuegap tests benchmarks
 	$(VENV)/bin/ruff format --check cuegap tests benchmarks
 
+# Issue 14's figures in one run: ingest against its floors, analysis at 1x and 10x, the demo.
 bench: $(STAMP)
 	$(PY) benchmarks/bench_ingest.py
+	$(PY) benchmarks/bench_flat_analysis.py
+	$(PY) benchmarks/bench_demo.py
 
 clean:
 	rm -rf $(VENV) cuegap.db cuegap.db-wal cuegap.db-shm cuegap-demo

@@ -276,8 +276,14 @@ def analyze(
         _analyze_qa(engine, qa, force=force, bayes=bayes, draws=draws, chains=chains)
         return
     settings = _settings(policy, boot, seed, explicit, implicit, consequences)
+    data = None
     with _steps("analyze") as step:
-        result = run_analysis(engine, settings, force=force, progress=step)
+        if bayes:  # one snapshot of the counts for both the analysis and the fit
+            from cuegap.audit._dilemma_tables import load_store_data
+
+            step("reading count tables from the store")
+            data = load_store_data(engine)
+        result = run_analysis(engine, settings, force=force, progress=step, data=data)
     _print_analysis(result)
     from cuegap.audit import latest_analysis_id
 
@@ -288,7 +294,7 @@ def analyze(
             f"newest: use `cuegap report --analysis {result.id}` for this one."
         )
     if bayes:
-        _run_bayes(engine, settings, draws=draws, chains=chains, force=force)
+        _run_bayes(engine, settings, draws=draws, chains=chains, force=force, data=data)
 
 
 def _run_bayes(

@@ -573,6 +573,11 @@ def test_response_digest_covers_every_response_column() -> None:
 _QA_RESP = "(SELECT MIN(id) FROM qa_response)"
 QA_CASES: list[tuple[str, str | tuple[str, ...], str]] = [
     (
+        "QA tally count edited",
+        "UPDATE qa_tally SET n = n + 1 WHERE id = (SELECT min(id) FROM qa_tally)",
+        "QA answer tally: 1 answer count(s) no longer match",
+    ),
+    (
         "QA answer edited",
         "UPDATE qa_response SET answer = 'target' WHERE answer = 'unknown'",
         "ingest batch 1: its stored QA responses changed",

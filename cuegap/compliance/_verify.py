@@ -34,6 +34,7 @@ from cuegap.schema import (
     SignOff,
     System,
     ledger,
+    qa_tally_mismatches,
     tally_mismatches,
 )
 
@@ -429,6 +430,11 @@ def verify(
             out.problems.append(
                 f"response tally: {differ} distinct answer count(s) no longer match the "
                 "stored responses (the count table analyses read was edited)"
+            )
+        if differ := qa_tally_mismatches(conn):
+            out.problems.append(
+                f"QA answer tally: {differ} answer count(s) no longer match the stored QA "
+                "answers (the count table QA analyses read was edited)"
             )
         hashes = _check_signoffs(
             engine, conn, registered, {e.entry_hash for e in entries}, keys, out

@@ -27,7 +27,16 @@ from cuegap.ingest._sql import (
 from cuegap.ingest._summary import IngestSummary, Progress, file_sha256, utcnow
 from cuegap.ingest._validate import storable
 from cuegap.ingest.registry import Reader
-from cuegap.schema import IngestBatch, ItemBank, Quarantine, Run, System, compact_tally, ledger
+from cuegap.schema import (
+    IngestBatch,
+    ItemBank,
+    Quarantine,
+    Run,
+    System,
+    compact_qa_tally,
+    compact_tally,
+    ledger,
+)
 
 if TYPE_CHECKING:
     from cuegap.ingest._responses import _ItemInfo
@@ -99,6 +108,7 @@ class _IngestPass:
         if self.summary.stored:
             with self.engine.connect() as conn:  # one row per distinct answer again
                 compact_tally(conn)
+                compact_qa_tally(conn)
             with self.engine.begin() as conn:  # fresh planner statistics for aggregation
                 if conn.dialect.name == "sqlite":  # sample, rather than read every index
                     conn.execute(text("PRAGMA analysis_limit=1000"))

@@ -43,8 +43,10 @@ from cuegap.schema import (
     QAOption,
     QAResponse,
     QAResponseFactor,
+    QATally,
     Run,
 )
+from cuegap.schema._qa_tally import qa_tally_rows
 
 _LIMITS = {
     "system": 200,
@@ -290,10 +292,12 @@ class QAResponseLoader(_ResponseLoader):
                 )
             stored = _stored(conn, list(rows))
             new_factors: list[dict[str, Any]] = []
+            new_keys: list[str] = []
             for key, row in rows.items():
                 old = stored[key]
                 if old["batch_id"] == batch_id and old["source_line"] == row["source_line"]:
                     s.stored += 1
+                    new_keys.append(key)
                     accounted.append(row["source_line"])
                     new_factors += [
                         {"response_id": old["id"], "name": n, "value": v}
@@ -318,6 +322,13 @@ class QAResponseLoader(_ResponseLoader):
                     )
             if new_factors:
                 conn.execute(QAResponseFactor.__table__.insert(), new_factors)
+            if new_keys:  # counted in the same transaction: the tally never lags the answers
+                conn.execute(
+                    QATally.__table__.insert(),
+                    qa_tally_rows(
+                        batch_id, [rows[k] for k in new_keys], [factors[k] for k in new_keys]
+                    ),
+                )
             if quarantine:
                 conn.execute(
                     _upsert_quarantine(conn), in_key_order(quarantine, "source_sha256", "line_no")

@@ -24,6 +24,7 @@ from cuegap.schema._qa_tables import (
     QAResponse,
     QAResponseFactor,
 )
+from cuegap.schema._qa_tally import QATally, compact_qa_tally, qa_tally_mismatches
 from cuegap.schema._snapshot import read_snapshot
 from cuegap.schema._tables import (
     Analysis,
@@ -77,6 +78,7 @@ __all__ = [
     "QAOptionAxis",
     "QAResponse",
     "QAResponseFactor",
+    "QATally",
     "Quarantine",
     "Report",
     "Response",
@@ -88,6 +90,7 @@ __all__ = [
     "System",
     "abstention_counts",
     "annotation_table",
+    "compact_qa_tally",
     "compact_tally",
     "current_revision",
     "decision_counts",
@@ -101,6 +104,7 @@ __all__ = [
     "provenance",
     "qa_counts",
     "qa_status",
+    "qa_tally_mismatches",
     "raw_examples",
     "read_snapshot",
     "recovery_counts",

@@ -1,7 +1,8 @@
 """The QA design's count table, aggregated in SQL (the input of :func:`cuegap.models.qa_scores`).
 
-One GROUP BY over ``qa_response`` joined to its item, the item's gold option, the system
-and the response's ``strategy`` factor turns any number of stored answers into one row per
+One GROUP BY over the QA answer tally (:mod:`cuegap.schema._qa_tally`: the answers counted
+per system, item, ``strategy`` factor and answer, kept by the loader) joined to the item,
+the item's gold option and the system turns any number of stored answers into one row per
 (system, strategy, cue, context, dimension, subgroup, polarity, gold, answer, template)
 with the count ``n``: exactly the input contract of :mod:`cuegap.models.qa`, plus
 ``template`` (the item's template id, else its source id, else its key) for the template
@@ -19,10 +20,11 @@ bootstrap.
 from __future__ import annotations
 
 import pandas as pd
-from sqlalchemy import and_, case, exists, func, literal, select
+from sqlalchemy import Integer, and_, case, exists, func, literal, select
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.schema._qa_tables import QAItem, QAOption, QAResponse, QAResponseFactor
+from cuegap.schema._qa_tables import QAItem, QAOption, QAResponse
+from cuegap.schema._qa_tally import QATally
 from cuegap.schema._snapshot import connected
 from cuegap.schema._tables import System
 
@@ -56,29 +58,28 @@ def qa_counts(engine: Engine | Connection) -> pd.DataFrame:
         Columns ``QA_COUNT_COLUMNS``; ``n`` is int64. Empty (with those columns) when the
         store holds no QA answers.
     """
-    r, i = QAResponse.__table__, QAItem.__table__
+    t, i = QATally.__table__, QAItem.__table__
     gold, other = QAOption.__table__.alias("gold"), QAOption.__table__.alias("other")
-    f, s = QAResponseFactor.__table__, System.__table__
+    s = System.__table__
     keys = (
         s.c.name.label("system"),
-        func.coalesce(f.c.value, literal(DEFAULT_STRATEGY)).label("strategy"),
+        func.coalesce(t.c.strategy, literal(DEFAULT_STRATEGY)).label("strategy"),
         i.c.cue.label("cue"),
         i.c.context_condition.label("context"),
         i.c.dimension.label("dimension"),
         i.c.subgroup.label("subgroup"),
         i.c.polarity.label("polarity"),
         gold.c.role.label("gold"),
-        r.c.answer.label("answer"),
+        t.c.answer.label("answer"),
         func.coalesce(i.c.template_id, i.c.source_id, i.c.item_key).label("template"),
     )
     unresolved = exists().where(other.c.item_id == i.c.id, other.c.role == "unresolved")
     stmt = (
-        select(*keys, func.count().label("n"))
-        .select_from(r)
-        .join(i, i.c.id == r.c.item_id)
+        select(*keys, func.sum(t.c.n).cast(Integer).label("n"))
+        .select_from(t)
+        .join(i, i.c.id == t.c.item_id)
         .join(gold, and_(gold.c.item_id == i.c.id, gold.c.option_index == i.c.gold_index))
-        .join(s, s.c.id == r.c.system_id)
-        .join(f, and_(f.c.response_id == r.c.id, f.c.name == "strategy"), isouter=True)
+        .join(s, s.c.id == t.c.system_id)
         .where(~unresolved)
         .group_by(*keys)
         .order_by(*keys)

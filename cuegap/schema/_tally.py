@@ -20,7 +20,8 @@ there. Responses themselves are append-only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import (
     Column,
@@ -179,52 +180,63 @@ def compact_tally(conn: Connection, *, min_rows: int = 1_000) -> bool:
     -------
     bool
         Whether rows were merged: when the fresh repeat rows number at least ``min_rows``
-        and at least half the merged ones, so that the work stays proportional to the tally's
-        growth.
+        and at least half the merged ones, so that the work stays proportional to the
+        tally's growth.
 
     Notes
     -----
     Only rows of repeated answers (``first`` false) are merged: a first answer's key is its
-    response's natural key, so those rows never share one. The repeat rows with ``id`` up
-    to the largest id seen are deleted and re-inserted summed per key. On PostgreSQL that is
-    one statement (``WITH gone AS (DELETE ... RETURNING ...) INSERT ... FROM gone``), so
-    exactly the rows deleted are merged even while other ingests commit theirs; SQLite has
-    one writer at a time, and the merge's first
-    statement takes the write lock.
+    response's natural key, so those rows never share one. See :func:`merge_rows`.
     """
     t = ResponseTally.__table__
+    return merge_rows(conn, t, TALLY_KEYS, t.c.first.is_(False), "NOT first", min_rows)
+
+
+def merge_rows(
+    conn: Connection, table: Any, keys: Sequence[str], where: Any, where_sql: str, min_rows: int
+) -> bool:
+    """Merge the rows of a tally ``table`` that share ``keys`` (and match ``where``).
+
+    Fresh rows carry their ingest batch; merged rows have ``batch_id`` NULL. Nothing is
+    done until the fresh rows number ``min_rows`` and half the merged ones. Then the rows
+    with ``id`` up to the largest id seen are deleted and re-inserted summed per key. On
+    PostgreSQL that is one statement (``WITH gone AS (DELETE ... RETURNING ...) INSERT ...
+    FROM gone``), so exactly the rows deleted are merged even while other ingests commit
+    theirs; SQLite has one writer at a time, and the merge's first statement takes the
+    write lock.
+    """
     fresh, merged = conn.execute(
-        select(func.count(t.c.batch_id), func.count() - func.count(t.c.batch_id))
-        .select_from(t)
-        .where(t.c.first.is_(False))
+        select(func.count(table.c.batch_id), func.count() - func.count(table.c.batch_id))
+        .select_from(table)
+        .where(where)
     ).one()
     if fresh < min_rows or 2 * fresh < merged:
         return False
     if conn.in_transaction():
         conn.commit()
-    keys = ", ".join(f'"{k}"' for k in TALLY_KEYS)
+    cols = ", ".join(f'"{k}"' for k in keys)
+    name = table.name
     with conn.begin():
-        mark = conn.execute(select(func.max(t.c.id))).scalar()
+        mark = conn.execute(select(func.max(table.c.id))).scalar()
         if conn.dialect.name == "postgresql":
             conn.execute(
                 text(
-                    f"WITH gone AS (DELETE FROM response_tally WHERE id <= :mark AND NOT first "
-                    f"RETURNING {keys}, n) INSERT INTO response_tally ({keys}, n) "
-                    f"SELECT {keys}, sum(n) FROM gone GROUP BY {keys}"
+                    f"WITH gone AS (DELETE FROM {name} WHERE id <= :mark AND {where_sql} "
+                    f"RETURNING {cols}, n) INSERT INTO {name} ({cols}, n) "
+                    f"SELECT {cols}, sum(n) FROM gone GROUP BY {cols}"
                 ),
                 {"mark": mark},
             )
         else:
             conn.execute(
                 text(
-                    f"INSERT INTO response_tally ({keys}, n) SELECT {keys}, sum(n) "
-                    f"FROM response_tally WHERE id <= :mark AND NOT first GROUP BY {keys}"
+                    f"INSERT INTO {name} ({cols}, n) SELECT {cols}, sum(n) "
+                    f"FROM {name} WHERE id <= :mark AND {where_sql} GROUP BY {cols}"
                 ),
                 {"mark": mark},
             )
             conn.execute(
-                text("DELETE FROM response_tally WHERE id <= :mark AND NOT first"),
-                {"mark": mark},
+                text(f"DELETE FROM {name} WHERE id <= :mark AND {where_sql}"), {"mark": mark}
             )
     return True
 
@@ -250,6 +262,7 @@ __all__ = [
     "ResponseTally",
     "compact_tally",
     "max_response_id",
+    "merge_rows",
     "tally_mismatches",
     "tally_new_responses",
     "tally_select",

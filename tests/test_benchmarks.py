@@ -32,20 +32,21 @@ def test_ingest_benchmark_runs_and_prints_ratios() -> None:
     assert "pandas time / SQLite ingest time" in out.stdout
 
 
-def test_flat_analysis_benchmark_prints_both_scales_and_the_targets() -> None:
+@pytest.mark.parametrize("design", ["dilemma", "qa"])
+def test_flat_analysis_benchmark_prints_both_scales_and_the_targets(design: str) -> None:
     script = str(ROOT / "benchmarks" / "bench_flat_analysis.py")
     out = subprocess.run(
-        [sys.executable, script, "--quick", "--systems", "1", "--no-pg"],
+        [sys.executable, script, "--quick", "--systems", "1", "--no-pg", "--design", design],
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     ).stdout
-    rows = re.findall(r"^  (paper|3x answers) +([\d,]+) ", out, flags=re.M)
-    assert [r[0] for r in rows] == ["paper", "3x answers"], out
-    paper, three = (int(r[1].replace(",", "")) for r in rows)
-    assert three == 3 * paper  # every prompt answered three times
-    assert "the paper-scale time (target <= 1.5x:" in out and "(target < 1024:" in out
+    rows = re.findall(r"^  (1x answers|3x answers) +([\d,]+) ", out, flags=re.M)
+    assert [r[0] for r in rows] == ["1x answers", "3x answers"], out
+    one, three = (int(r[1].replace(",", "")) for r in rows)
+    assert three == 3 * one  # every prompt answered three times
+    assert "the time of one answer each (target <= 1.5x:" in out and "(target < 1024:" in out
     assert re.search(r"all targets met: (yes|no)", out)
 
 

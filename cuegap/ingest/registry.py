@@ -20,6 +20,7 @@ from cuegap.ingest import (
     _runner,
     bbq,
     bbq_results,
+    diffaware,
     generic,
     helm,
     inspect_bbq,
@@ -146,6 +147,15 @@ READERS: dict[str, Reader] = {
             "BBQ data JSONL, or MAC-Fairness BBQ questions wrapping it (QA design)",
             bbq.detect,
             bbq.read,
+            design="qa",
+        ),
+        Reader(
+            diffaware.NAME,
+            "item_bank",
+            "MAC-Fairness Difference-Awareness questions (split different / equal; "
+            "QA tables, prompt-variance design)",
+            diffaware.detect,
+            diffaware.read,
             design="qa",
         ),
         Reader(

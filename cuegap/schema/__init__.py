@@ -99,6 +99,8 @@ __all__ = [
     "max_response_id",
     "newer_store_error",
     "provenance",
+    "pv_counts",
+    "pv_factor_names",
     "qa_counts",
     "qa_status",
     "raw_examples",
@@ -127,6 +129,7 @@ _LAZY = {
         "system_table",
     ),
     "cuegap.schema._provenance": ("Provenance", "provenance", "raw_examples"),
+    "cuegap.schema._pv_aggregate": ("pv_counts", "pv_factor_names"),
     "cuegap.schema._qa_aggregate": ("QA_COUNT_COLUMNS", "qa_counts", "qa_status"),
     "cuegap.schema._queries": ("StoreStatus", "store_status"),
 }
@@ -159,5 +162,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         system_table,
     )
     from cuegap.schema._provenance import Provenance, provenance, raw_examples
+    from cuegap.schema._pv_aggregate import pv_counts, pv_factor_names
     from cuegap.schema._qa_aggregate import QA_COUNT_COLUMNS, qa_counts, qa_status
     from cuegap.schema._queries import StoreStatus, store_status

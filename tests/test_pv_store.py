@@ -171,3 +171,18 @@ def test_da_items_stay_out_of_the_qa_counts(pv_store) -> None:
 def test_empty_store_gives_empty_table(engine) -> None:
     got = pv_counts(engine, factors=["choice_format"])
     assert got.empty and "neq_correct" in got.columns and "replicate" in got.columns
+
+
+SHARED_DA = DATA.parents[2] / "shared" / "data" / "mac_fairness" / "DifferenceAwareness" / "sampled"
+
+
+@pytest.mark.skipif(not SHARED_DA.is_dir(), reason="../shared's Difference-Awareness sample absent")
+def test_real_da_sample_reads_whole() -> None:
+    """The published sample (8 files x 250): every question reads; the equal-split counts
+    per subset were counted from the files' ``split`` fields with a one-off script."""
+    equal = {"d1": 121, "d2": 134, "d3": 123, "d4": 123, "n1": 123, "n2": 132, "n3": 122, "n4": 132}
+    for sub, n_equal in equal.items():
+        bank = read_da(SHARED_DA / f"diffAware_{sub}_sampled.jsonl")
+        assert len(bank["items"]) == 250
+        assert {it["dimension"] for it in bank["items"]} == {sub}
+        assert sum(it["context_condition"] == "equal" for it in bank["items"]) == n_equal

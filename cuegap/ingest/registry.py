@@ -28,6 +28,7 @@ from cuegap.ingest import (
     itembank,
     lm_eval,
     lm_eval_bbq,
+    mac_transcript,
     openai_batch,
     promptfoo,
     qa_itembank,
@@ -82,6 +83,15 @@ READERS: dict[str, Reader] = {
             "cuegap responses JSONL (format: cuegap-responses)",
             generic.detect,
             generic.read,
+        ),
+        Reader(
+            mac_transcript.NAME,
+            "responses",
+            "MAC-Fairness single-agent (1agent_as-ai) transcript JSON, or JSONL of them, "
+            "joined to its config snapshot for the prompt factors (prompt-variance design)",
+            mac_transcript.detect,
+            mac_transcript.read,
+            design="qa",
         ),
         # The BBQ readers come before the general runner readers: they claim only runner
         # files whose samples are BBQ records, which the general readers would also claim.

@@ -66,3 +66,15 @@ def test_bad_options_are_one_line(store: dict, args: tuple, message: str) -> Non
 def test_simulate_refuses_cue_gap_elsewhere(tmp_path: Path) -> None:
     out = cli(tmp_path / "x.db", "simulate", tmp_path / "s", "--cue-gap", code=2)
     assert "--cue-gap applies to the prompt-variance design only" in out
+
+
+def test_report_of_the_design_is_the_qa_report_with_its_section(store: dict) -> None:
+    db, root = store["db"], store["root"]
+    cli(db, "analyze", "--design", "prompt-variance")
+    out = cli(db, "report", "--design", "prompt-variance", "--out", root / "r0", code=2)
+    assert "no QA analysis is stored: run cuegap analyze --design qa" in out
+    cli(db, "analyze", "--design", "qa", "--boot", 100)
+    cli(db, "report", "--design", "prompt-variance", "--out", root / "r1", "--format", "html")
+    (page,) = (root / "r1").glob("*.html")
+    html = page.read_text("utf-8")
+    assert 'id="prompt-variance"' in html and 'id="fig-pv-eta2"' in html

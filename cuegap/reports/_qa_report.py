@@ -353,7 +353,9 @@ def _figures(data: QAReportData, strategy: str, delta: float) -> dict[str, Any]:
 
     systems = _systems(data)
     scores, verdicts = _table(data, "qa_system_scores"), _table(data, "verdicts")
-    out: dict[str, Any] = {}
+    # Every key is present: a store without an explicit/implicit contrast (e.g. only the
+    # explicit items of a prompt-variance audit) has no verdicts and no cue figures.
+    out: dict[str, Any] = dict.fromkeys(("forest", "cues", "strategies", "heatmap"))
     if len(verdicts):
         out["forest"] = Markup(figs.qa_gap_forest(verdicts.sort_values("system"), delta))
     if len(scores):

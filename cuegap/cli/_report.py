@@ -140,7 +140,13 @@ def reanalyze(
         from cuegap.audit import BayesSettings
         from cuegap.designs import resolve_design
 
-        if resolve_design(engine, design) == "qa":
+        chosen_design = resolve_design(engine, design)
+        if chosen_design == "prompt-variance":
+            raise ValueError(
+                "scheduled re-analysis of the prompt-variance design is not available yet: "
+                "run cuegap analyze --design prompt-variance, or reanalyze --design qa"
+            )
+        if chosen_design == "qa":
             from cuegap.audit import QASettings
             from cuegap.models import load_policy
             from cuegap.reanalysis_qa import reanalyze_qa

@@ -170,6 +170,7 @@ def simulate_pv(
     cue_gap: bool = False,
     format_sd: float = 0.08,
     field_sd: float = 0.03,
+    fraction: float = 1.0,
     progress: Callable[[int], None] | None = None,
 ) -> PVSimulationResult:
     """Write a simulated prompt-variance audit (see the module docstring).
@@ -185,6 +186,9 @@ def simulate_pv(
         Also plant an explicit vs implicit cue contrast on the BBQ items.
     format_sd, field_sd : float
         SDs of the planted choice-format and field-order effects.
+    fraction : float, default 1.0
+        Scales the questions per category (kept even, at least 2): 0.1 is a tenth of the
+        scale's answers, for benchmarks.
     progress : callable, optional
         Called with the number of answers written, now and then.
 
@@ -196,6 +200,9 @@ def simulate_pv(
         raise ValueError(f"scale should be one of {', '.join(SCALES)} but got {scale!r}")
     n_sys, n_cat, n_q, n_sub, n_da, n_fmt, reps = SCALES[scale]
     n_sys = n_sys or systems
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction should be in (0, 1] but got {fraction}")
+    n_q, n_da = (max(2, 2 * round(n * fraction / 2)) for n in (n_q, n_da))
     if n_sys < 1:
         raise ValueError(f"systems should be at least 1 but got {n_sys}")
     out = Path(out_dir)

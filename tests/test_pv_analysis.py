@@ -175,3 +175,23 @@ def test_pure_tables_with_one_factor() -> None:
     assert t["pv_components"].empty
     assert set(t["pv_anova"]["metric"]) == {"s_bbq_dis", "s_bbq_amb", "s_diffaware", "s_ctxtaware"}
     assert len(t["pv_anova"]) == 2 * 4
+
+
+def test_posterior_verdicts_get_the_same_rule(pv_store, sim_dir: Path) -> None:
+    """A short fit (it may miss the convergence gate: then every verdict is inconclusive);
+    either way the fickle systems are never a clean flag or pass and the columns are
+    there."""
+    if pv_store.dialect.name != "sqlite":
+        pytest.skip("one backend is enough for the sampler")
+    from cuegap.audit import BayesSettings, analyze_qa_bayes
+
+    fit = analyze_qa_bayes(
+        pv_store, QASettings(n_boot=100), BayesSettings(draws=50, tune=50, chains=1)
+    )
+    verdicts = fit.tables["verdicts"].set_index("system")
+    assert "qa_cue_gap_formats" in fit.tables
+    info = json.loads((sim_dir / "truth.json").read_text())["planted_cue_gap"]
+    for system, planted in info.items():
+        assert bool(verdicts.loc[system, "format_sensitive"]) == (planted["format_sd"] > 0)
+        if planted["format_sd"] > 0:
+            assert verdicts.loc[system, "verdict"] not in ("flagged", "passed")

@@ -168,6 +168,30 @@ def _read_with_formats(
     return counts, both, (factors, runs)
 
 
+def _add_format_sensitivity(
+    tables: dict[str, pd.DataFrame],
+    formats: tuple[list[str], pd.DataFrame] | None,
+    settings: QASettings,
+    say: Callable[[str], None],
+) -> None:
+    """With prompt factors in the store: ``qa_cue_gap_formats`` and the verdicts'
+    format-sensitivity columns (:mod:`cuegap.audit._pv_sensitivity`), in place."""
+    if formats is None:
+        return
+    from cuegap.audit._pv_sensitivity import cue_gap_formats, with_format_sensitivity
+
+    factors, runs = formats
+    say(f"format sensitivity of the gaps across {', '.join(factors)}")
+    spread = cue_gap_formats(
+        runs, factors=factors, strategy=settings.strategy, delta=settings.delta
+    )
+    if spread is not None:
+        tables["qa_cue_gap_formats"] = spread
+        tables["verdicts"] = with_format_sensitivity(
+            tables["verdicts"], spread, delta=settings.delta
+        )
+
+
 def _system_fingerprints(counts: pd.DataFrame) -> dict[str, str]:
     return {
         str(s): _frame_digest(counts[counts["system"] == s]) for s in sorted(set(counts["system"]))
@@ -212,19 +236,7 @@ def analyze_qa(
         return found
     say(f"scores and {settings.n_boot} bootstrap replicates")
     tables = qa_tables(counts, settings)
-    if formats is not None:
-        from cuegap.audit._pv_sensitivity import cue_gap_formats, with_format_sensitivity
-
-        factors, runs = formats
-        say(f"format sensitivity of the gaps across {', '.join(factors)}")
-        spread = cue_gap_formats(
-            runs, factors=factors, strategy=settings.strategy, delta=settings.delta
-        )
-        if spread is not None:
-            tables["qa_cue_gap_formats"] = spread
-            tables["verdicts"] = with_format_sensitivity(
-                tables["verdicts"], spread, delta=settings.delta
-            )
+    _add_format_sensitivity(tables, formats, settings, say)
     analysis_id = save_analysis(
         engine,
         kind=KIND,
@@ -246,7 +258,10 @@ BAYES_DESCRIPTIONS = {
     "qa_bayes_gap": "Posterior S_amb gap (implicit - explicit) per system, P(gap > δ), "
     "P(|gap| < δ) and rank intervals",
     "qa_bayes_diagnostics": "Sampling attempts: r-hat, bulk ESS, divergences, gate",
-    "verdicts": "Flagged / passed / inconclusive per system from the posterior",
+    "verdicts": "Flagged / passed / inconclusive (or format-sensitive) per system from the "
+    "posterior",
+    "qa_cue_gap_formats": "The explicit vs implicit gap per system against the spread that "
+    "prompt construction alone gives it",
 }
 
 
@@ -269,7 +284,7 @@ def analyze_qa_bayes(
     settings = settings or QASettings()
     b = bayes or BayesSettings()
     say = progress or (lambda _msg: None)
-    counts, fingerprint = _read_counts(engine, say)
+    counts, fingerprint, formats = _read_with_formats(engine, say)
     stored = {**settings.to_dict(), "bayes": b.to_dict(), "model_version": models.QA_MODEL_VERSION}
     if not force and (found := _reuse(engine, BAYES_KIND, fingerprint, stored, BAYES_DESCRIPTIONS)):
         say("unchanged data and settings: reusing the stored QA Bayesian fit")
@@ -286,6 +301,7 @@ def analyze_qa_bayes(
         fit, tables["qa_bayes_gap"], delta=settings.delta,
         probability=settings.policy.probability, min_parsable=settings.policy.min_parsable,
     )  # fmt: skip
+    _add_format_sensitivity(tables, formats, settings, say)
     analysis_id = save_analysis(
         engine,
         kind=BAYES_KIND,

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.schema import QAResponse, Response
+from cuegap.schema import QAResponse, QAResponseFactor, Response
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class Design:
     Attributes
     ----------
     name : str
-        What ``--design`` takes (``dilemma``, ``qa``).
+        What ``--design`` takes (``dilemma``, ``qa``, ``prompt-variance``).
     title, description : str
         For listings and messages.
     present : callable
@@ -45,6 +45,20 @@ def _has_rows(table: type) -> Callable[[Connection], bool]:
     return present
 
 
+def _varying_factor(conn: Connection) -> bool:
+    """Whether QA answers carry a prompt factor (other than the prompting strategy) with
+    two or more values: the runs a prompt-variance analysis compares."""
+    f = QAResponseFactor.__table__
+    stmt = (
+        select(f.c.name)
+        .where(f.c.name != "strategy")
+        .group_by(f.c.name)
+        .having(func.count(func.distinct(f.c.value)) > 1)
+        .limit(1)
+    )
+    return conn.execute(stmt).first() is not None
+
+
 DESIGNS: dict[str, Design] = {
     d.name: d
     for d in (
@@ -61,6 +75,14 @@ DESIGNS: dict[str, Design] = {
             "Context, question and options with roles (target / non-target / unknown); "
             "accuracy and bias scores, explicit vs implicit cues",
             _has_rows(QAResponse),
+        ),
+        Design(
+            "prompt-variance",
+            "Prompt-construction variance (seed 003, Section 3)",
+            "QA answers under prompt-construction factors (choice format, field order, ...) "
+            "and replicates; share of variance due to formatting, sign flips, rank "
+            "discordance, format-sensitive gaps",
+            _varying_factor,
         ),
     )
 }

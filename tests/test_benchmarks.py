@@ -155,3 +155,17 @@ def test_qa_bayes_validation_summary_counts_by_hand() -> None:
     assert re.search(r"planted G = 0 flagged .* +0\.000 +0\.000", out)
     assert re.search(r"planted \|G\| < δ/2 passed .* +0\.500 +0\.500", out)
     assert "seconds per fit: median 20.0" in out
+
+
+def test_prompt_variance_benchmark_runs_on_a_sliver() -> None:
+    """Fraction 0.01 of seed 003's scale: 2 questions per category, about 41,000 answers."""
+    script = str(ROOT / "benchmarks" / "bench_pv.py")
+    out = subprocess.run(
+        [sys.executable, script, "--fractions", "0.01"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert "SQLite: fraction, answers, ingest s (answers/s), analysis s, peak MiB" in out.stdout
+    assert re.search(r"0\.01\s+41,140\s", out.stdout), out.stdout

@@ -9,8 +9,8 @@ from cuegap.designs import DESIGNS, designs_in_store, resolve_design
 from cuegap.ingest import ingest_path
 
 
-def test_registry_names_both_designs() -> None:
-    assert list(DESIGNS) == ["dilemma", "qa"]
+def test_registry_names_the_designs() -> None:
+    assert list(DESIGNS) == ["dilemma", "qa", "prompt-variance"]
 
 
 def test_empty_store_has_no_design(engine) -> None:

@@ -10,6 +10,12 @@ in the ledger like every other analysis.
 Tables (names are part of the interface; ``cuegap export NAME`` works for each):
 ``qa_scores``, ``qa_system_scores``, ``qa_cue_gap``, ``qa_dimension_gap``, ``qa_controls``,
 ``qa_mitigation`` and ``verdicts``.
+
+When the answers also carry prompt-construction factors (a response factor other than
+``strategy`` with two or more values), ``verdicts`` gains the format-sensitivity columns
+of :func:`cuegap.audit._pv_sensitivity.with_format_sensitivity` and a flag or pass whose
+gap would not keep its zone across prompt formats becomes ``format-sensitive``; the
+per-system spread is stored as ``qa_cue_gap_formats``.
 """
 
 from __future__ import annotations
@@ -38,7 +44,9 @@ DESCRIPTIONS = {
     "qa_dimension_gap": "The explicit vs implicit gap per dimension",
     "qa_controls": "Accuracy under control cues (neutral cues, no cues)",
     "qa_mitigation": "Bias reduction of each prompting strategy against zero-shot",
-    "verdicts": "Flagged / passed / inconclusive per system, with the reason",
+    "verdicts": "Flagged / passed / inconclusive (or format-sensitive) per system, with the reason",
+    "qa_cue_gap_formats": "The explicit vs implicit gap per system against the spread that "
+    "prompt construction alone gives it",
 }
 
 
@@ -129,16 +137,59 @@ def qa_tables(counts: pd.DataFrame, settings: QASettings) -> dict[str, pd.DataFr
 
 def _read_counts(engine: Engine, say: Callable[[str], None]) -> tuple[pd.DataFrame, str]:
     """The QA count table of one snapshot of the store, and its fingerprint."""
-    from cuegap.schema import qa_counts, read_snapshot
+    counts, fingerprint, _ = _read_with_formats(engine, say)
+    return counts, fingerprint
+
+
+def _read_with_formats(
+    engine: Engine, say: Callable[[str], None]
+) -> tuple[pd.DataFrame, str, tuple[list[str], pd.DataFrame] | None]:
+    """The QA count table, its fingerprint and, when answers carry prompt factors, the
+    factors and the per-run counts by cue (the fingerprint then covers them too)."""
+    from cuegap.schema import pv_counts, pv_factor_names, qa_counts, read_snapshot
 
     say("reading QA count tables from the store")
     with read_snapshot(engine) as conn:
         counts = qa_counts(conn)
+        factors = [f for f in pv_factor_names(conn) if f != "strategy"]
+        runs = (
+            pv_counts(conn, factors=[*factors, "strategy"], keys=["system", "category", "cue"])
+            if factors
+            else None
+        )
     if counts.empty:
         raise ValueError(
             "the store holds no QA responses: ingest a QA item bank and its results first"
         )
-    return counts, _frame_digest(counts)
+    fingerprint = _frame_digest(counts)
+    if runs is None:
+        return counts, fingerprint, None
+    both = _frame_digest(pd.DataFrame({"a": [fingerprint], "b": [_frame_digest(runs)]}))
+    return counts, both, (factors, runs)
+
+
+def _add_format_sensitivity(
+    tables: dict[str, pd.DataFrame],
+    formats: tuple[list[str], pd.DataFrame] | None,
+    settings: QASettings,
+    say: Callable[[str], None],
+) -> None:
+    """With prompt factors in the store: ``qa_cue_gap_formats`` and the verdicts'
+    format-sensitivity columns (:mod:`cuegap.audit._pv_sensitivity`), in place."""
+    if formats is None:
+        return
+    from cuegap.audit._pv_sensitivity import cue_gap_formats, with_format_sensitivity
+
+    factors, runs = formats
+    say(f"format sensitivity of the gaps across {', '.join(factors)}")
+    spread = cue_gap_formats(
+        runs, factors=factors, strategy=settings.strategy, delta=settings.delta
+    )
+    if spread is not None:
+        tables["qa_cue_gap_formats"] = spread
+        tables["verdicts"] = with_format_sensitivity(
+            tables["verdicts"], spread, delta=settings.delta
+        )
 
 
 def _system_fingerprints(counts: pd.DataFrame) -> dict[str, str]:
@@ -178,13 +229,14 @@ def analyze_qa(
     """
     settings = settings or QASettings()
     say = progress or (lambda _msg: None)
-    counts, fingerprint = _read_counts(engine, say)
+    counts, fingerprint, formats = _read_with_formats(engine, say)
     stored = settings.to_dict()
     if not force and (found := _reuse(engine, KIND, fingerprint, stored, DESCRIPTIONS)):
         say("unchanged data and settings: reusing the stored QA analysis")
         return found
     say(f"scores and {settings.n_boot} bootstrap replicates")
     tables = qa_tables(counts, settings)
+    _add_format_sensitivity(tables, formats, settings, say)
     analysis_id = save_analysis(
         engine,
         kind=KIND,
@@ -206,7 +258,10 @@ BAYES_DESCRIPTIONS = {
     "qa_bayes_gap": "Posterior S_amb gap (implicit - explicit) per system, P(gap > δ), "
     "P(|gap| < δ) and rank intervals",
     "qa_bayes_diagnostics": "Sampling attempts: r-hat, bulk ESS, divergences, gate",
-    "verdicts": "Flagged / passed / inconclusive per system from the posterior",
+    "verdicts": "Flagged / passed / inconclusive (or format-sensitive) per system from the "
+    "posterior",
+    "qa_cue_gap_formats": "The explicit vs implicit gap per system against the spread that "
+    "prompt construction alone gives it",
 }
 
 
@@ -229,7 +284,7 @@ def analyze_qa_bayes(
     settings = settings or QASettings()
     b = bayes or BayesSettings()
     say = progress or (lambda _msg: None)
-    counts, fingerprint = _read_counts(engine, say)
+    counts, fingerprint, formats = _read_with_formats(engine, say)
     stored = {**settings.to_dict(), "bayes": b.to_dict(), "model_version": models.QA_MODEL_VERSION}
     if not force and (found := _reuse(engine, BAYES_KIND, fingerprint, stored, BAYES_DESCRIPTIONS)):
         say("unchanged data and settings: reusing the stored QA Bayesian fit")
@@ -245,6 +300,7 @@ def analyze_qa_bayes(
         fit, tables["qa_bayes_gap"], delta=settings.delta,
         probability=settings.policy.probability, min_parsable=settings.policy.min_parsable,
     )  # fmt: skip
+    _add_format_sensitivity(tables, formats, settings, say)
     analysis_id = save_analysis(
         engine,
         kind=BAYES_KIND,

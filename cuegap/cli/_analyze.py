@@ -104,7 +104,8 @@ DesignOption = Annotated[
     str | None,
     typer.Option(
         "--design",
-        help="Study design to work on: dilemma or qa (default: the only one the store holds).",
+        help="Study design to work on: dilemma, qa or prompt-variance (default: the only one "
+        "the store holds).",
     ),
 ]
 StrategyOption = Annotated[
@@ -260,6 +261,14 @@ def analyze(
     consequences: ConsequencesOption = None,
     design: DesignOption = None,
     strategy: StrategyOption = "zero-shot",
+    factors: Annotated[
+        str | None,
+        typer.Option(
+            "--factors",
+            help="Prompt-variance design: comma-separated prompt factors to compare (default: "
+            "every response factor with two or more values, e.g. choice_format,field_order).",
+        ),
+    ] = None,
 ) -> None:
     """Compute every statistic of the store's study design and store the result tables."""
     from cuegap.audit import analyze as run_analysis
@@ -268,7 +277,18 @@ def analyze(
 
     engine = _engine(create=False)
     chosen = load_policy(policy)  # a bad policy file is named before the store is read
-    if resolve_design(engine, design) == "qa":
+    chosen_design = resolve_design(engine, design)
+    if chosen_design == "prompt-variance":
+        from cuegap.cli._pv import analyze_pv
+
+        _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)
+        if bayes:
+            raise ValueError("--bayes is not available for the prompt-variance design yet")
+        analyze_pv(engine, chosen, factors=factors, strategy=strategy, force=force)
+        return
+    if factors is not None:
+        raise ValueError("--factors applies to the prompt-variance design only")
+    if chosen_design == "qa":
         from cuegap.audit import QASettings
 
         _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)

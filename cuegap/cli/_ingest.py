@@ -128,8 +128,9 @@ def simulate(
         str,
         typer.Option(
             "--design",
-            help="dilemma (seed 000's moral dilemmas) or qa (seed 001's BBQ-style questions "
-            "with explicit and implicit cues).",
+            help="dilemma (seed 000's moral dilemmas), qa (seed 001's BBQ-style questions "
+            "with explicit and implicit cues) or prompt-variance (seed 003 §3: BBQ and "
+            "Difference-Awareness under prompt formats and replicates).",
         ),
     ] = "dilemma",
     scale: Annotated[
@@ -138,19 +139,38 @@ def simulate(
             "--scale",
             help="QA design: small (24 templates per dimension, 2,304 items) or paper (667, "
             "≈8,000 items per cue and context; with --systems 11, seed 001's 2.8 million "
-            "answers).",
+            "answers). Prompt-variance design: small, or paper (seed 003: 11 systems x 9 BBQ "
+            "categories x 200 questions x 22 prompt combinations x 5 replicates, plus "
+            "Difference-Awareness 8 subsets x 250; --systems is then 11).",
         ),
     ] = "small",
+    cue_gap: Annotated[
+        bool,
+        typer.Option(
+            "--cue-gap/--no-cue-gap",
+            help="Prompt-variance design: also plant an explicit vs implicit cue contrast "
+            "(steady and format-driven gaps).",
+        ),
+    ] = False,
 ) -> None:
     """Write a simulated audit dataset with planted effects: item bank, responses, truth."""
     from cuegap.simulate import simulate as run_simulation
 
     _require_folder(out_dir)
+    if design == "prompt-variance":
+        from cuegap.cli._pv import simulate_pv
+
+        if named:
+            raise ValueError("--named applies to the dilemma design only")
+        simulate_pv(out_dir, systems=systems, seed=seed, scale=scale, cue_gap=cue_gap)
+        return
+    if cue_gap:
+        raise ValueError("--cue-gap applies to the prompt-variance design only")
     if design == "qa":
         _simulate_qa(out_dir, systems, seed, scale, named)
         return
     if design != "dilemma":
-        raise ValueError(f"--design should be dilemma or qa but got {design!r}")
+        raise ValueError(f"--design should be dilemma, qa or prompt-variance but got {design!r}")
     result = run_simulation(out_dir, systems=systems, seed=seed, named=named)
     console.print(
         f"Simulated {result.n_systems} systems, {result.n_responses:,} responses "

@@ -77,10 +77,16 @@ def report(
         from cuegap.audit import latest_analysis_id
         from cuegap.designs import resolve_design
 
-        if resolve_design(engine, design) == "qa":
+        chosen_design = resolve_design(engine, design)
+        if chosen_design in ("qa", "prompt-variance"):
+            # The prompt-variance section is part of the QA report (the newest analyses).
             analysis = latest_analysis_id(engine, "qa")
             if analysis is None:
-                raise ValueError("no QA analysis is stored: run cuegap analyze --design qa")
+                raise ValueError(
+                    "no QA analysis is stored: run cuegap analyze --design qa (the report of "
+                    f"the {chosen_design} design is the QA report"
+                    + (", with its prompt-variance section)" if chosen_design != "qa" else ")")
+                )
         else:
             analysis = latest_analysis_id(engine, "frequentist")
     with _steps("report") as step:
@@ -134,7 +140,13 @@ def reanalyze(
         from cuegap.audit import BayesSettings
         from cuegap.designs import resolve_design
 
-        if resolve_design(engine, design) == "qa":
+        chosen_design = resolve_design(engine, design)
+        if chosen_design == "prompt-variance":
+            raise ValueError(
+                "scheduled re-analysis of the prompt-variance design is not available yet: "
+                "run cuegap analyze --design prompt-variance, or reanalyze --design qa"
+            )
+        if chosen_design == "qa":
             from cuegap.audit import QASettings
             from cuegap.models import load_policy
             from cuegap.reanalysis_qa import reanalyze_qa

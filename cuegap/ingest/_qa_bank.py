@@ -28,7 +28,8 @@ _ITEM_COLS = (
 
 def check_items(items: list[dict[str, Any]], source: str) -> None:
     """Roles must make sense: at most one ``unknown`` option, the gold option ``unknown``
-    exactly for ambiguous items, and every text storable.
+    exactly for ambiguous items and Difference-Awareness ``equal`` items, and every text
+    storable.
 
     Raises
     ------
@@ -41,6 +42,10 @@ def check_items(items: list[dict[str, Any]], source: str) -> None:
         if roles.count("unknown") > 1:
             raise IngestError(f"{where}: {roles.count('unknown')} options have role 'unknown'")
         gold = roles[item["gold_index"]]
+        if item["context_condition"] == "equal" and gold != "unknown":
+            raise IngestError(f"{where}: an 'equal' item's gold option must be the unknown one")
+        if item["context_condition"] == "different" and gold == "unknown":
+            raise IngestError(f"{where}: a 'different' item's gold option cannot be unknown")
         if item["context_condition"] == "ambiguous" and gold != "unknown":
             raise IngestError(f"{where}: an ambiguous item's gold option must be the unknown one")
         if item["context_condition"] == "disambiguated" and gold == "unknown":

@@ -2,7 +2,8 @@
 
 JSONL: an optional header line ``{"format": "cuegap-qa-itembank", "version": 1, "name":
 ...}``, then one item per line: ``item_id``, ``template_id``, ``source_id``,
-``dimension``, ``subgroup``, ``context_condition`` (ambiguous / disambiguated),
+``dimension``, ``subgroup``, ``context_condition`` (ambiguous / disambiguated; or a
+Difference-Awareness split, different / equal: :mod:`cuegap.ingest.diffaware`),
 ``polarity`` (negative / nonneg), ``cue`` (explicit / implicit / control_neutral /
 control_none), ``cue_texts``, ``context``, ``question``, ``options`` (``label``, ``text``,
 ``role``: target / non_target / unknown, and ``axes``: {axis: value}) and ``gold`` (the

@@ -20,6 +20,7 @@ from cuegap.ingest import (
     _runner,
     bbq,
     bbq_results,
+    diffaware,
     generic,
     helm,
     inspect_bbq,
@@ -27,6 +28,7 @@ from cuegap.ingest import (
     itembank,
     lm_eval,
     lm_eval_bbq,
+    mac_transcript,
     openai_batch,
     promptfoo,
     qa_itembank,
@@ -81,6 +83,15 @@ READERS: dict[str, Reader] = {
             "cuegap responses JSONL (format: cuegap-responses)",
             generic.detect,
             generic.read,
+        ),
+        Reader(
+            mac_transcript.NAME,
+            "responses",
+            "MAC-Fairness single-agent (1agent_as-ai) transcript JSON, or JSONL of them, "
+            "joined to its config snapshot for the prompt factors (prompt-variance design)",
+            mac_transcript.detect,
+            mac_transcript.read,
+            design="qa",
         ),
         # The BBQ readers come before the general runner readers: they claim only runner
         # files whose samples are BBQ records, which the general readers would also claim.
@@ -146,6 +157,15 @@ READERS: dict[str, Reader] = {
             "BBQ data JSONL, or MAC-Fairness BBQ questions wrapping it (QA design)",
             bbq.detect,
             bbq.read,
+            design="qa",
+        ),
+        Reader(
+            diffaware.NAME,
+            "item_bank",
+            "MAC-Fairness Difference-Awareness questions (split different / equal; "
+            "QA tables, prompt-variance design)",
+            diffaware.detect,
+            diffaware.read,
             design="qa",
         ),
         Reader(

@@ -33,12 +33,16 @@ and answer counts (BBQ: ``amb_biased``, ``amb_anti``, ``amb_unknown``, ``dis_bia
 Every later function takes a per-run score table: key columns (``by``), the factors,
 ``replicate`` and a value column, so a per-run cue gap works as well as a score.
 
-Not here (issue 15, for the next steps): the schema and readers (MAC-Fairness
-transcripts), ``cuegap simulate --design prompt-variance``, the report section and
-figures, the hierarchical Bayesian variance-components model, and the benchmark at
-seed-003 scale. The Friedman/Nemenyi post-hoc and critical-difference diagram that
-DESIGN.md suggests need scikit-posthocs, which is not installed; Kendall's W and the
-tie-corrected Friedman χ² are computed here.
+The rest of the design lives beside the other designs' layers: the SQL per-run counts
+(:func:`cuegap.schema.pv_counts`), the Difference-Awareness and MAC-Fairness transcript
+readers (:mod:`cuegap.ingest.diffaware`, :mod:`cuegap.ingest.mac_transcript`), the
+simulator (:func:`cuegap.simulate.simulate_pv`), the stored analysis
+(:mod:`cuegap.audit.prompt_variance`, with the QA verdicts' format sensitivity in
+:mod:`cuegap.audit._pv_sensitivity`) and the report section
+(:mod:`cuegap.reports._pv_report`). Not yet: the hierarchical Bayesian variance-components
+model and the benchmark at seed-003 scale. The Friedman/Nemenyi post-hoc and
+critical-difference diagram that DESIGN.md suggests need scikit-posthocs, which is not
+installed; Kendall's W and the tie-corrected Friedman χ² are computed here.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from cuegap.reports import _qa_figures as figs
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer_versions
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._format import _date, _text
+from cuegap.reports._pv_report import load_pv, pv_section
 from cuegap.reports._rounding import fmt_interval, fmt_num
 from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
 
@@ -31,6 +32,7 @@ VERDICT_LABELS = {
     "flagged": "flagged: more stereotyped when implied",
     "passed": "passed",
     "inconclusive": "inconclusive",
+    "format-sensitive": "format-sensitive: depends on the prompt format",
 }
 CONTROL_LABELS = {"control_neutral": "neutral characteristic", "control_none": "no characteristic"}
 
@@ -59,6 +61,9 @@ class QAReportData:
         Sign-off records to print; empty gives blank lines.
     changes : DataFrame or None
         Not used by QA reports yet (kept for the publishing interface).
+    pv : dict or None
+        The newest prompt-variance analysis of the store
+        (:func:`cuegap.reports._pv_report.load_pv`), for its section.
     """
 
     design: ClassVar[str] = KIND
@@ -76,6 +81,7 @@ class QAReportData:
     )
     signoffs: list[dict[str, Any]] = field(default_factory=list)
     changes: pd.DataFrame | None = None
+    pv: dict[str, Any] | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
 
@@ -117,6 +123,7 @@ def build_qa_report(
     say("reading result tables")
     tables = _load_tables(engine, row.id)
     bayes, note = _bayes(engine, row)
+    pv = load_pv(engine)
     say("reading provenance")
     with read_snapshot(engine) as conn:
         prov = provenance(conn)
@@ -133,6 +140,7 @@ def build_qa_report(
         bayes=bayes,
         bayes_note=note,
         signoffs=[dict(s) for s in (signoffs or [])],
+        pv=pv,
     )
 
 
@@ -197,10 +205,16 @@ def _summary(data: QAReportData) -> dict[str, Any]:
             "reason": _text(v.reason),
             "boot_gap": "",
             "rank": "",
+            "format": "",
         }
         if boot is not None and system in boot.index:
             b = boot.loc[system]
             row["boot_gap"] = fmt_interval(b["gap"], b["gap_low"], b["gap_high"], max_decimals=3)
+        if boot is not None and "format_sensitive" in boot.columns and system in boot.index:
+            b = boot.loc[system]
+            kept = fmt_num(b["p_same_zone"], 2)
+            sens = b["format_sensitive"]
+            row["format"] = "–" if pd.isna(sens) else f"{'yes' if bool(sens) else 'no'} ({kept})"
         if ranks is not None and system in ranks.index:
             r = ranks.loc[system]
             row["rank"] = f"{r['rank']:.0f} [{r['rank_low']:.0f}, {r['rank_high']:.0f}]"
@@ -211,8 +225,9 @@ def _summary(data: QAReportData) -> dict[str, Any]:
         if bayes
         else "the bootstrap (normal approximation with the bootstrap SD)"
     )
+    formats = boot is not None and "format_sensitive" in boot.columns
     return {"rows": rows, "counts": counts, "n": len(rows), "bayes": bool(bayes),
-            "source": source, "bayes_note": data.bayes_note}  # fmt: skip
+            "source": source, "bayes_note": data.bayes_note, "formats": formats}  # fmt: skip
 
 
 def _score_rows(data: QAReportData, strategy: str) -> dict[str, list[dict[str, str]]]:
@@ -338,7 +353,9 @@ def _figures(data: QAReportData, strategy: str, delta: float) -> dict[str, Any]:
 
     systems = _systems(data)
     scores, verdicts = _table(data, "qa_system_scores"), _table(data, "verdicts")
-    out: dict[str, Any] = {}
+    # Every key is present: a store without an explicit/implicit contrast (e.g. only the
+    # explicit items of a prompt-variance audit) has no verdicts and no cue figures.
+    out: dict[str, Any] = dict.fromkeys(("forest", "cues", "strategies", "heatmap"))
     if len(verdicts):
         out["forest"] = Markup(figs.qa_gap_forest(verdicts.sort_values("system"), delta))
     if len(scores):
@@ -372,6 +389,7 @@ def qa_report_context(data: QAReportData) -> dict[str, Any]:
         "signoffs": signoff_rows(data.signoffs),
         "signed_report": None,
         "changes": _changes(data),
+        "pv": pv_section(data.pv),
         "changes_gap_label": "G",
         "changes_gap_unit": "",
         "changes_gap_note": "G is S_amb(implicit) − S_amb(explicit) on the bias-score scale. ",

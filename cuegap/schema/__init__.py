@@ -102,6 +102,8 @@ __all__ = [
     "max_response_id",
     "newer_store_error",
     "provenance",
+    "pv_counts",
+    "pv_factor_names",
     "qa_counts",
     "qa_status",
     "qa_tally_mismatches",
@@ -131,6 +133,7 @@ _LAZY = {
         "system_table",
     ),
     "cuegap.schema._provenance": ("Provenance", "provenance", "raw_examples"),
+    "cuegap.schema._pv_aggregate": ("pv_counts", "pv_factor_names"),
     "cuegap.schema._qa_aggregate": ("QA_COUNT_COLUMNS", "qa_counts", "qa_status"),
     "cuegap.schema._queries": ("StoreStatus", "store_status"),
 }
@@ -163,5 +166,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         system_table,
     )
     from cuegap.schema._provenance import Provenance, provenance, raw_examples
+    from cuegap.schema._pv_aggregate import pv_counts, pv_factor_names
     from cuegap.schema._qa_aggregate import QA_COUNT_COLUMNS, qa_counts, qa_status
     from cuegap.schema._queries import StoreStatus, store_status

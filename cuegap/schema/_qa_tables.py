@@ -27,6 +27,10 @@ ROLES = ("target", "non_target", "unknown", "unresolved")
 ANSWERS = ("target", "non_target", "unknown", "unparsable")
 CUES = ("explicit", "implicit", "control_neutral", "control_none")
 CONTEXTS = ("ambiguous", "disambiguated")
+#: Difference-Awareness items (prompt-variance design) keep their split in
+#: ``context_condition``; their group options have role ``unresolved``, so the QA design's
+#: counts leave them out (see :mod:`cuegap.ingest.diffaware`).
+DA_SPLITS = ("different", "equal")
 POLARITIES = ("negative", "nonneg")
 
 
@@ -59,7 +63,7 @@ class QAItem(SQLModel, table=True):
     item_key: str = Field(max_length=200)
     dimension: str = Field(max_length=100)
     subgroup: str = Field(default="", max_length=500)
-    context_condition: str = Field(max_length=20)  # ambiguous | disambiguated
+    context_condition: str = Field(max_length=20)  # ambiguous | disambiguated | DA split
     polarity: str = Field(max_length=20)  # negative | nonneg
     cue: str = Field(max_length=20)  # explicit | implicit | control_neutral | control_none
     cue_texts: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))

@@ -48,15 +48,18 @@ against_n), ``pooled_rates``, ``could_be_rates`` and realised abstention counts.
 from __future__ import annotations
 
 from ._design import add_named_items, placeholder_names, synthetic_item_bank
+from ._pv import PVSimulationResult, simulate_pv
 from ._qa import QASimulationResult, simulate_qa
 from ._responses import SimulationResult, simulate
 
 __all__ = [
+    "PVSimulationResult",
     "QASimulationResult",
     "SimulationResult",
     "add_named_items",
     "placeholder_names",
     "simulate",
+    "simulate_pv",
     "simulate_qa",
     "synthetic_item_bank",
 ]

@@ -55,7 +55,6 @@ def test_analyze_needs_the_design_then_stores_the_tables(store: dict) -> None:
         (("--design", "prompt-variance", "--factors", "font"), "are not on any response"),
         (("--design", "prompt-variance", "--factors", "a,,b"), "comma-separated factor"),
         (("--design", "qa", "--factors", "choice_format"), "prompt-variance design only"),
-        (("--design", "prompt-variance", "--bayes"), "not available for the prompt-variance"),
     ],
 )
 def test_bad_options_are_one_line(store: dict, args: tuple, message: str) -> None:

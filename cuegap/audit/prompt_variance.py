@@ -13,10 +13,11 @@ explicit ones are scored; answers of other prompting strategies than
 
 Tables (``cuegap export NAME`` works for each): ``pv_scores``, ``pv_anova``,
 ``pv_anova_summary``, ``pv_extremes``, ``pv_rank_discordance``, ``pv_rank_systems``,
-``pv_ranks``, ``pv_components`` (two factors only) and, when the store's BBQ items come
-under both an explicit and an implicit cue, ``pv_cue_gap_formats``: the QA design's cue
-gap per system with the spread that prompt construction alone gives it
-(:mod:`cuegap.audit._pv_sensitivity`).
+``pv_ranks``, ``pv_nemenyi``, ``pv_components`` (two factors only) and, when the store's
+BBQ items come under both an explicit and an implicit cue, ``pv_cue_gap_formats``: the QA
+design's cue gap per system with the spread that prompt construction alone gives it
+(:mod:`cuegap.audit._pv_sensitivity`). The Bayesian variance components (``--bayes``) are
+stored apart, as kind ``pv_bayesian`` (:mod:`cuegap.audit._pv_bayes`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ DESCRIPTIONS = {
     "pv_ranks": "Each system's rank under each combination (for the rank-discordance figure)",
     "pv_components": "Shares of variance due to each of two factors, their interaction and "
     "replicate noise",
+    "pv_nemenyi": "Nemenyi post-hoc after the Friedman test: pairwise p-values between "
+    "systems' mean ranks across the prompt combinations, per category × metric",
     "pv_cue_gap_formats": "The explicit vs implicit gap per system against the spread prompt "
     "construction alone gives it: P(sign kept), format-sensitive",
 }
@@ -130,6 +133,7 @@ def pv_tables(
         "pv_rank_discordance": ranks.summary,
         "pv_rank_systems": ranks.systems,
         "pv_ranks": ranks.ranks,
+        "pv_nemenyi": models.pv_nemenyi(defined, factors=factors),
         "pv_components": components,
     }
 

@@ -282,9 +282,14 @@ def analyze(
         from cuegap.cli._pv import analyze_pv
 
         _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)
-        if bayes:
-            raise ValueError("--bayes is not available for the prompt-variance design yet")
         analyze_pv(engine, chosen, factors=factors, strategy=strategy, force=force)
+        if bayes:
+            from cuegap.cli._pv import analyze_pv_bayes
+
+            analyze_pv_bayes(
+                engine, chosen, factors=factors, strategy=strategy, force=force,
+                draws=draws, chains=chains, seed=seed,
+            )  # fmt: skip
         return
     if factors is not None:
         raise ValueError("--factors applies to the prompt-variance design only")

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from cuegap._terminal import safe
-from cuegap.cli._common import _progress, _steps, console
+from cuegap.cli._common import _progress, _steps, console, err
 
 
 def parse_factors(text: str | None) -> tuple[str, ...] | None:
@@ -87,6 +87,57 @@ def analyze_pv(engine: Any, policy: Any, *, factors: str | None, strategy: str, 
     console.print(
         "Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(result.tables))
     )
+
+
+def analyze_pv_bayes(
+    engine: Any,
+    policy: Any,
+    *,
+    factors: str | None,
+    strategy: str,
+    force: bool,
+    draws: int,
+    chains: int,
+    seed: int,
+) -> Any:
+    """Fit, store and print the hierarchical variance-components model."""
+    from cuegap.audit import BayesSettings
+    from cuegap.audit._pv_bayes import analyze_pv_bayes as run
+    from cuegap.audit.prompt_variance import PVSettings
+
+    console.rule("Bayesian variance components")
+    settings = PVSettings(factors=parse_factors(factors), strategy=strategy, policy=policy)
+    result = run(
+        engine,
+        settings,
+        BayesSettings(draws=draws, tune=draws, chains=chains, seed=seed),
+        force=force,
+        progress=lambda msg: err.print(f"  {safe(msg)}", highlight=False),
+        sampler_progress=err.is_terminal,
+    )
+    state = "converged" if result.status == "ok" else "[red]did not converge[/]"
+    how = "reused" if result.reused else "stored"
+    console.print(f"Prompt-variance Bayesian analysis {result.id} {how}: {state}")
+    comp = result.tables["pv_bayes_components"]
+    if len(comp):
+        table = Table("metric", "component", "median share", "cells", title=(
+            "Share of a run score's variance per component (posterior means; median over "
+            "system × category)"))  # fmt: skip
+        med = comp.groupby(["metric", "component"], sort=False)["share"].agg(["median", "size"])
+        for (metric, component), r in med.iterrows():
+            table.add_row(safe(metric), safe(component), f"{r['median']:.2f}", str(r["size"]))
+        console.print(table)
+    if result.status != "ok":
+        console.print(
+            f"{safe(result.message)}. Rows of a metric that missed the gate say converged = "
+            f"False. Sample longer: `cuegap analyze --design prompt-variance --bayes --draws "
+            f"{2 * draws} --chains {max(chains, 4)}`.",
+            highlight=False,
+        )
+    console.print(
+        "Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(result.tables))
+    )
+    return result
 
 
 def simulate_pv(out_dir: Path, *, systems: int, seed: int, scale: str, cue_gap: bool) -> None:

@@ -20,6 +20,9 @@ function                    table                               seed 003
 :func:`pv_components`       ``pv_components``                   beyond the paper
 :func:`pv_format_spread`    (spread of a score or gap)          beyond the paper
 :func:`pv_format_sensitivity` (format-sensitive flag)           beyond the paper
+:func:`pv_nemenyi`          ``pv_nemenyi``                      beyond the paper
+:func:`fit_pv_bayes`,       ``pv_bayes_components``,            beyond the paper
+:func:`pv_bayes_tables`     ``pv_bayes_spread``
 ==========================  ==================================  =========================
 
 Input contract
@@ -39,17 +42,18 @@ readers (:mod:`cuegap.ingest.diffaware`, :mod:`cuegap.ingest.mac_transcript`), t
 simulator (:func:`cuegap.simulate.simulate_pv`), the stored analysis
 (:mod:`cuegap.audit.prompt_variance`, with the QA verdicts' format sensitivity in
 :mod:`cuegap.audit._pv_sensitivity`) and the report section
-(:mod:`cuegap.reports._pv_report`). Not yet: the hierarchical Bayesian variance-components
-model and the benchmark at seed-003 scale. The Friedman/Nemenyi post-hoc and
-critical-difference diagram that DESIGN.md suggests need scikit-posthocs, which is not
-installed; Kendall's W and the tie-corrected Friedman χ² are computed here.
+(:mod:`cuegap.reports._pv_report`). The hierarchical Bayesian variance-components model is
+in :mod:`cuegap.models._pv_bayes_model` (model) and :mod:`cuegap.models._pv_bayes` (fit,
+gate, tables); the Nemenyi post-hoc between systems in :mod:`cuegap.models._pv_nemenyi`.
 """
 
 from __future__ import annotations
 
 from cuegap.models._pv_anova import pv_anova, pv_anova_summary
+from cuegap.models._pv_bayes import PV_BAYES_VERSION, PVBayesFit, fit_pv_bayes, pv_bayes_tables
 from cuegap.models._pv_components import pv_components
 from cuegap.models._pv_extremes import extreme_ratio, pv_extremes
+from cuegap.models._pv_nemenyi import nemenyi_cd, pv_nemenyi
 from cuegap.models._pv_ranks import RankDiscordance, kendall_w, pv_rank_discordance
 from cuegap.models._pv_scores import METRIC_DIRECTION as PV_METRIC_DIRECTION
 from cuegap.models._pv_scores import PV_METRICS, pv_scores
@@ -57,18 +61,24 @@ from cuegap.models._pv_sim import PVSimulation, simulate_pv_counts
 from cuegap.models._pv_spread import pv_format_sensitivity, pv_format_spread
 
 __all__ = [
+    "PV_BAYES_VERSION",
     "PV_METRICS",
     "PV_METRIC_DIRECTION",
+    "PVBayesFit",
     "PVSimulation",
     "RankDiscordance",
     "extreme_ratio",
+    "fit_pv_bayes",
     "kendall_w",
+    "nemenyi_cd",
     "pv_anova",
     "pv_anova_summary",
+    "pv_bayes_tables",
     "pv_components",
     "pv_extremes",
     "pv_format_sensitivity",
     "pv_format_spread",
+    "pv_nemenyi",
     "pv_rank_discordance",
     "pv_scores",
     "simulate_pv_counts",

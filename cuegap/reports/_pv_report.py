@@ -31,11 +31,14 @@ def load_pv(engine: Engine) -> dict[str, Any] | None:
         row = conn.execute(stmt).first()
     if row is None:
         return None
+    from cuegap.reports._pv_bayes_report import load_pv_bayes
+
     return {
         "id": int(row.id),
         "created_at": row.created_at,
         "settings": dict(row.settings or {}),
         "tables": _load_tables(engine, row.id),
+        "bayes": load_pv_bayes(engine),
     }
 
 
@@ -86,6 +89,8 @@ def _extremes(df: pd.DataFrame) -> list[dict[str, Any]]:
 def pv_section(pv: dict[str, Any] | None) -> dict[str, Any] | None:
     """The section's context, or None without a prompt-variance analysis."""
     from markupsafe import Markup
+
+    from cuegap.reports._pv_bayes_report import pv_bayes_context
 
     if pv is None:
         return None
@@ -144,4 +149,5 @@ def pv_section(pv: dict[str, Any] | None) -> dict[str, Any] | None:
         "extremes": _extremes(extremes) if len(extremes) else [],
         "n_flips": int(extremes["any_flip"].sum()) if len(extremes) else 0,
         "gaps": gaps,
+        **pv_bayes_context(pv.get("bayes"), t.get("pv_nemenyi")),
     }

@@ -13,8 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models import fit_pv_bayes, pv_bayes_tables, pv_scores, simulate_pv_counts
-from cuegap.models._pv_bayes_model import prepare_pv_bayes, pv_bayes_draws
+from cuegap.models import (
+    fit_pv_bayes,
+    pv_bayes_tables,
+    pv_components,
+    pv_scores,
+    simulate_pv_counts,
+)
+from cuegap.models._pv_bayes_model import PVBayesData, prepare_pv_bayes, pv_bayes_draws
 
 F = ["fmt", "ord"]
 LEVELS = {"fmt": ["f1", "f2", "f3", "f4"], "ord": ["o1", "o2"]}
@@ -97,38 +103,57 @@ def test_tables_have_every_cell_component_and_ordered_intervals(planted_fits) ->
 
 
 def test_sufficient_statistics_by_hand() -> None:
+    """One factor; cell a balanced (x: 0.1, 0.3; y: 0.5, 0.7), cell b not (y: 0.5, 0.5,
+    0.8). Means 0.2 / 0.6 in both, grand mean 0.4. a: r = 2, SS_A = 2 (0.2² + 0.2²) =
+    0.16, SS_E = 0.02 + 0.02. b: r = 2 / (1/2 + 1/3) = 2.4, SS_A = 2.4 · 0.08 = 0.192,
+    SS_E = 0.02 + 0.06 on 1 + 2 degrees of freedom."""
     df = pd.DataFrame({
-        "system": ["a"] * 6, "metric": "m", "fmt": ["x", "x", "y", "y", "y", "x"],
-        "ord": ["p"] * 6, "replicate": [0, 1, 0, 1, 2, 2],
-        "score": [0.1, 0.3, 0.5, 0.5, 0.8, np.nan],
+        "system": ["a"] * 4 + ["b"] * 5, "metric": "m",
+        "fmt": ["x", "x", "y", "y", "x", "x", "y", "y", "y"], "ord": "p",
+        "replicate": [0, 1, 0, 1, 0, 1, 0, 1, 2],
+        "score": [0.1, 0.3, 0.5, 0.7, 0.1, 0.3, 0.5, 0.5, 0.8],
     })  # fmt: skip
     d = prepare_pv_bayes(df, keys=["system"], factors=["fmt"])
     assert d.levels == [["x", "y"]] and d.components == ("A", "E")
-    assert np.allclose(d.mean, [0.2, 0.6]) and np.allclose(d.n, [2, 3])
-    # SS within: (0.1-0.2)² + (0.3-0.2)² + (0.5-0.6)²·2 + (0.8-0.6)² = 0.02 + 0.06
-    assert np.allclose(d.ss, [0.08]) and np.allclose(d.df, [3])
+    assert np.allclose(d.r, [2.0, 2.4]) and np.allclose(d.grand_mean, [0.4, 0.4])
+    assert np.allclose(d.ss, [[0.16, 0.192], [0.04, 0.08]])
+    assert np.allclose(d.dof, [[1, 1], [2, 3]])
+    assert d.pooled == (True, True)  # 1 and 2.5 degrees of freedom per cell: pooled
     with pytest.raises(ValueError, match="factor 'ord' has 1 level"):
         prepare_pv_bayes(df, keys=["system"], factors=F)
+    with pytest.raises(ValueError, match="has scores for 1 of the 2 factor combinations"):
+        lacks = df[(df["system"] == "a") | (df["fmt"] == "y")]
+        prepare_pv_bayes(lacks, keys=["system"], factors=["fmt"])
+
+
+def test_two_way_sums_of_squares_match_the_classical_decomposition() -> None:
+    """Balanced two-way cells: the model's SS are pv_components' (balanced formulas)."""
+    scores, _ = _audit(3)
+    d = prepare_pv_bayes(scores, keys=["system", "category"], factors=F)
+    ref = pv_components(scores, factors=F).pivot_table(
+        index=["system", "category"], columns="component", values="ss"
+    )
+    assert np.allclose(d.ss.T, ref[COMPONENTS].to_numpy())
+    assert d.pooled == (True, True, True, False)  # dof per cell 3, 1, 3 (< 5) and 16
 
 
 def test_derived_shares_by_hand() -> None:
-    """One draw, one cell: α = (0.3, −0.3) → V_A = 0.09; β = (0.1, −0.1) → 0.01;
-    γ = ±0.2 → 0.04; σ_E = 0.4 → 0.16; total 0.30."""
-    d = prepare_pv_bayes(
-        pd.DataFrame({"system": "a", "fmt": ["x", "y"] * 2, "ord": ["p", "p", "q", "q"],
-                      "replicate": 0, "score": [0.1, 0.2, 0.3, 0.4]}),
-        keys=["system"], factors=F,
-    )  # fmt: skip
-    post = {
-        "sd": np.array([0.3, 0.1, 0.2, 0.4]).reshape(1, 1, 4, 1),
-        "alpha": np.array([0.3, -0.3]).reshape(1, 1, 1, 2),
-        "beta": np.array([0.1, -0.1]).reshape(1, 1, 1, 2),
-        "gamma": np.array([[0.2, -0.2], [-0.2, 0.2]]).reshape(1, 1, 1, 2, 2),
-    }
-    out = pv_bayes_draws(post, d)
-    assert np.allclose(out["share"].ravel(), np.array([0.09, 0.01, 0.04, 0.16]) / 0.30)
-    assert np.allclose(out["sd_format"].ravel(), np.sqrt(0.14))
-    assert np.allclose(out["sd_format_new"].ravel(), np.sqrt(0.09 + 0.01 + 0.04))
+    """With σ_E → 0 the conditional draws are the observed contrasts: V_k = SS_k / (r a b).
+    2 × 2 levels, r = 2: SS = 0.36, 0.04, 0.16 → V = 0.045, 0.005, 0.02 (and V_E ≈ 0).
+    With σ_A → 0 instead, the format contrast is shrunk away: V_A ≈ 0."""
+    d = PVBayesData(cells=pd.DataFrame({"system": ["a"]}), factors=F,
+                    levels=[["x", "y"], ["p", "q"]], r=np.array([2.0]),
+                    ss=np.array([[0.36], [0.04], [0.16], [0.1]]),
+                    dof=np.array([[1.0], [1.0], [1.0], [4.0]]),
+                    grand_mean=np.array([0.0]))  # fmt: skip
+    sd = np.array([1.0, 1.0, 1.0, 1e-6]).reshape(1, 1, 4, 1)
+    out = pv_bayes_draws({"sd": sd}, d)
+    assert np.allclose(out["var"].ravel()[:3], [0.045, 0.005, 0.02], rtol=1e-4)
+    assert np.allclose(out["share"].ravel(), np.array([0.045, 0.005, 0.02, 0]) / 0.07, atol=1e-4)
+    assert np.allclose(out["sd_format"].ravel(), np.sqrt(0.07), rtol=1e-4)
+    assert np.allclose(out["sd_format_new"].ravel(), np.sqrt(3.0))
+    tiny_a = np.array([1e-6, 1e-3, 1e-3, 1.0]).reshape(1, 1, 4, 1)
+    assert pv_bayes_draws({"sd": tiny_a}, d)["var"].ravel()[0] < 1e-5
 
 
 def test_bad_arguments_are_named() -> None:

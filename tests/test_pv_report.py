@@ -62,7 +62,8 @@ def test_section_sits_between_findings_and_quality(report: dict) -> None:
     assert html.index('id="prompt-variance"') < html.index('id="quality"')
     for fig in ("fig-pv-eta2", "fig-pv-rank-s_bbq_dis", "fig-pv-rank-s_diffaware"):
         assert f'<figure id="{fig}"><svg' in html, fig
-    for table in ("pv-anova-summary", "pv-cue-gap-formats", "pv-rank-discordance", "pv-extremes"):
+    for table in ("pv-anova-summary", "pv-cue-gap-formats", "pv-rank-discordance", "pv-extremes",
+                  "pv-nemenyi"):  # fmt: skip
         assert f'id="{table}"' in html, table
 
 

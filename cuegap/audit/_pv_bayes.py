@@ -35,7 +35,7 @@ BAYES_DESCRIPTIONS = {
     "pv_bayes_spread": "Posterior SD of the true score (or cue gap) across the prompt "
     "combinations (prompt construction alone) and for a new combination, 90% intervals",
     "pv_bayes_typical": "Share of each component for a typical system × category of each "
-    "metric (from the pooled log-SD means), with 90% posterior intervals",
+    "metric (geometric-mean SDs over the cells), with 90% posterior intervals",
     "pv_bayes_diagnostics": "Sampling attempts per metric: r-hat, bulk ESS, divergences, gate",
 }
 

@@ -4,8 +4,8 @@ its posterior tables (model: :mod:`cuegap.models._pv_bayes_model`).
 One model per metric (the cells of a metric share the hyperparameters; metrics differ in
 scale, so they do not). Sampling as the other designs' fits: nutpie, with the compiled
 model cached per data shape and reused with new data (PyMC's NUTS as the fallback);
-r̂ ≤ 1.01, bulk ESS ≥ 400 and no divergences over the hyperparameters, the SDs, the cell
-means, the shares and the format spreads; one retry with twice the tuning and target
+r̂ ≤ 1.01, bulk ESS ≥ 400 and no divergences over the hyperparameters, the SDs, the
+shares and the format spreads; one retry with twice the tuning and target
 acceptance 0.95 (and twice the draws when ESS fell short). A metric whose fit misses the
 gate is marked ``converged = False`` in every table row.
 """
@@ -38,7 +38,7 @@ from cuegap.models._pv_frame import BY, as_names, check_table
 logger = logging.getLogger(__name__)
 PV_BAYES_VERSION = "pv-components-1"
 _COMPILED: OrderedDict[tuple, Any] = OrderedDict()
-_DATA_NAMES = ("mean", "n", "ss", "dof", "g", "a", "b")
+_DATA_NAMES = ("ss", "dof", "r")
 
 
 @dataclass
@@ -80,8 +80,7 @@ def _compiled(data: PVBayesData) -> Any:
         while len(_COMPILED) > 4:
             _COMPILED.popitem(last=False)
     _COMPILED.move_to_end(key)
-    values = dict(zip(_DATA_NAMES, (data.mean, data.n, data.ss, data.df, data.g, data.a,
-                                     data.b), strict=True))  # fmt: skip
+    values = dict(zip(_DATA_NAMES, (data.ss, data.dof, data.r), strict=True))
     return _COMPILED[key].with_data(**values)
 
 
@@ -118,7 +117,7 @@ def _gated(idata: Any, data: PVBayesData) -> Any:
     import xarray as xr
 
     d = pv_bayes_draws(idata.posterior, data)
-    keep = ["log_sd_mean", "log_sd_tau", "sd", "mu"]
+    keep = [v for v in ("log_sd_mean", "log_sd_tau", "sd") if v in idata.posterior]
     return idata.posterior[keep].assign(
         share=xr.DataArray(d["share"], dims=("chain", "draw", "cell_", "component_")),
         sd_format=xr.DataArray(d["sd_format"], dims=("chain", "draw", "cell_")),
@@ -237,12 +236,13 @@ def pv_bayes_tables(fit: PVBayesFit, *, level: float = 0.9) -> dict[str, pd.Data
         ``share_high``, ``sd`` / ``sd_low`` / ``sd_high`` (√V_k, the finite-population
         SD of the component over the store's levels; σ_E for the residual) and
         ``converged``. ``pv_bayes_spread``: one row per (cell, metric) with ``mean``
-        (μ), ``sd_format`` / ``_low`` / ``_high`` (the spread prompt construction alone
-        gives the score over the store's combinations) and ``sd_format_new`` / ``_low`` /
-        ``_high`` (for a new combination from the same population), ``converged``.
+        (of the combination means), ``sd_format`` / ``_low`` / ``_high`` (the spread
+        prompt construction alone gives the score over the store's combinations) and
+        ``sd_format_new`` / ``_low`` / ``_high`` (for a new combination from the same
+        population), ``converged``.
         ``pv_bayes_typical``: one row per (metric, component): the share of a *typical*
-        cell, exp(2 m_k) / Σ_j exp(2 m_j) from the pooled log-SD means m_k (the cell
-        whose SDs are the population's geometric means), with ``share_low`` /
+        cell, exp(2 m_k) / Σ_j exp(2 m_j) with m_k the mean over cells of log σ_k (the
+        cell whose SDs are the geometric means of the cells'), with ``share_low`` /
         ``share_high`` and ``converged``. Definitions: :mod:`cuegap.models._pv_bayes_model`.
     """
     if not 0 < level < 1:
@@ -253,7 +253,6 @@ def pv_bayes_tables(fit: PVBayesFit, *, level: float = 0.9) -> dict[str, pd.Data
         d = {
             k: v.reshape(-1, *v.shape[2:]) for k, v in pv_bayes_draws(idata.posterior, data).items()
         }
-        mu = np.asarray(idata.posterior["mu"]).reshape(-1, len(data.cells))
         f = data.factors
         labels = [f[0], "residual"] if len(f) == 1 else [f[0], f[1], f"{f[0]}:{f[1]}", "residual"]
         s_low, s_high = _q(d["share"], level)
@@ -261,7 +260,8 @@ def pv_bayes_tables(fit: PVBayesFit, *, level: float = 0.9) -> dict[str, pd.Data
         sd_low, sd_high = _q(sd, level)
         f_low, f_high = _q(d["sd_format"], level)
         n_low, n_high = _q(d["sd_format_new"], level)
-        m = np.asarray(idata.posterior["log_sd_mean"]).reshape(-1, len(labels))
+        sd_all = np.asarray(idata.posterior["sd"])  # chain, draw, component, cell
+        m = np.log(sd_all).mean(axis=-1).reshape(-1, len(labels))
         w = np.exp(2 * (m - m.max(axis=1, keepdims=True)))
         typical = w / w.sum(axis=1, keepdims=True)
         t_low, t_high = _q(typical, level)
@@ -279,7 +279,7 @@ def pv_bayes_tables(fit: PVBayesFit, *, level: float = 0.9) -> dict[str, pd.Data
                     "sd_low": sd_low[i, k], "sd_high": sd_high[i, k], "converged": ok,
                 })  # fmt: skip
             spread_rows.append({
-                **head, "mean": mu[:, i].mean(), "sd_format": d["sd_format"][:, i].mean(),
+                **head, "mean": data.grand_mean[i], "sd_format": d["sd_format"][:, i].mean(),
                 "sd_format_low": f_low[i], "sd_format_high": f_high[i],
                 "sd_format_new": d["sd_format_new"][:, i].mean(),
                 "sd_format_new_low": n_low[i], "sd_format_new_high": n_high[i],

@@ -4,40 +4,51 @@ model (the fit, gate and tables are in :mod:`cuegap.models._pv_bayes`).
 Model
 -----
 One model per metric. A *cell* g is one (system, category); factor A (e.g. the choice
-format, levels a) and factor B (e.g. the JSON field order, levels b) are crossed; run r of
-combination (a, b) in cell g has score::
+format, a levels) and factor B (e.g. the JSON field order, b levels) are crossed; run r
+of combination (i, j) in cell g has score::
 
-    y[g,a,b,r] = μ[g] + α[g,a] + β[g,b] + γ[g,a,b] + ε[g,a,b,r],   ε ~ Normal(0, σ_E[g])
-    α[g,·] = σ_A[g]·ZeroSumNormal(1) over a,   β[g,·] = σ_B[g]·ZeroSumNormal(1) over b,
-    γ[g,·,·] = σ_AB[g]·ZeroSumNormal(1) over a and b (rows and columns sum to zero)
-    log σ_k[g] = m_k + τ_k·z_k[g],  z ~ Normal(0, 1),  m_k ~ Normal(log 0.05, 1.5),
-    τ_k ~ HalfNormal(0.5),  μ[g] ~ Normal(0, 1)
+    y[g,i,j,r] = μ[g] + α[g,i] + β[g,j] + γ[g,i,j] + ε[g,i,j,r]
+    α ~ Normal(0, σ_A[g]),  β ~ Normal(0, σ_B[g]),  γ ~ Normal(0, σ_AB[g]),
+    ε ~ Normal(0, σ_E[g]),  all independent (the two-way random-effects model)
+    log σ_k[g] = m_k + τ_k·z_k[g],  z ~ Normal(0, 1)
 
-for the components k ∈ {A, B, AB, E}: every cell has its own SDs, partially pooled (on
-the log scale) across all systems and categories of the metric, so that a factor with two
-levels (one contrast per cell) borrows strength from the other cells. σ_k is the SD of
-the effects of a level drawn from the same population as the store's (the *superpopulation*
-SD; ZeroSumNormal(σ) is exactly the law of centred iid Normal(0, σ) effects). Everything
-is non-centred. With one factor, B and AB are left out.
+for the components k ∈ {A, B, AB, E}. A component with fewer than :data:`POOL_BELOW`
+degrees of freedom per cell (a two-level factor has one contrast per cell) is partially
+pooled on the log scale across all systems and categories of the metric:
+m_k ~ Normal(log 0.05, 1.5), τ_k ~ HalfNormal(0.5). The others (the 11-level choice
+format, the replicates) are well determined in each cell and get independent priors,
+m_k = log 0.05 and τ_k = 1.5 fixed: pooling them gains little, and when every cell has the
+same SD (τ_k → 0) its funnel cost divergences on planted audits.
 
-The likelihood uses the sufficient statistics of the normal model: per (g, a, b) the mean
-ȳ of its n runs, ȳ ~ Normal(θ, σ_E/√n), and per cell the within-combination sum of squares
-SS_g with df_g = Σ (n − 1) degrees of freedom, which adds −df_g·log σ_E − SS_g / (2σ_E²)
-(exact; the model's size does not grow with the replicates).
+Likelihood: the effects are integrated out exactly. With r runs per combination, the
+classical sums of squares of a cell are independent scaled χ² variables (expected mean
+squares of the balanced random-effects ANOVA)::
 
-Derived per draw (finite-population variances over the store's levels):
-V_A = mean_a α², V_B = mean_b β², V_AB = mean_ab γ², V_E = σ_E². Their sum is the variance
-of one run's score drawn uniformly over the store's combinations and the decoding noise,
-so ``share_k = V_k / ΣV`` is the share of that variance due to component k.
-``sd_format = √(V_A + V_B + V_AB)`` is the SD of the true score across the store's
-combinations (prompt construction alone, decoding noise taken out; the quantity
-:func:`cuegap.models.pv_format_spread` estimates by moments) and ``sd_format_new =
-√(σ_A² + σ_B² + σ_AB²)`` the SD of the effect of a new combination from the same
-population.
+    SS_A  ~ (r b σ_A² + r σ_AB² + σ_E²) χ²_{a−1}     SS_B ~ (r a σ_B² + r σ_AB² + σ_E²) χ²_{b−1}
+    SS_AB ~ (r σ_AB² + σ_E²) χ²_{(a−1)(b−1)}          SS_E ~ σ_E² χ²_{ab(r−1)}
+
+so the model has four parameters per cell, whatever the numbers of levels and runs. A cell
+whose combinations have unequal run counts uses the unweighted-means approximation
+(combination means, r = their harmonic mean, SS_E pooled within combinations); every
+combination must be present in every cell.
+
+Derived per draw (:func:`pv_bayes_draws`): the *finite-population* variances over the
+store's levels, V_A = mean_i α̃_i², V_B = mean_j β̃_j², V_AB = mean_ij γ̃_ij² of the
+double-centred true combination means θ (the decomposition seed 003's η² and
+:func:`cuegap.models.pv_components` estimate), drawn exactly from their conditional
+posterior: in each of the d_k orthonormal contrasts of component k the observed mean
+contrast is y = t + e with t ~ Normal(0, λ_k), e ~ Normal(0, σ_E²/r), λ_A = b σ_A² + σ_AB²,
+λ_B = a σ_B² + σ_AB², λ_AB = σ_AB², so Σ t² | y is (λ s²/(λ + s²))·χ'²_{d_k}
+(noncentral, noncentrality w² Σy² / v) with w = λ/(λ + s²). V_E = σ_E². Their sum is the
+variance of one run's score drawn uniformly over the store's combinations and the
+decoding noise; ``share_k = V_k / ΣV``. ``sd_format = √(V_A + V_B + V_AB)`` is the SD of
+the true score across the store's combinations (prompt construction alone);
+``sd_format_new = √(σ_A² + σ_B² + σ_AB²)`` that of a new combination's effect.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,9 +57,11 @@ import numpy as np
 import pandas as pd
 
 PV_BAYES_PRIORS = {"log_sd_mean_mu": math.log(0.05), "log_sd_mean_sd": 1.5,
-                   "log_sd_tau_sd": 0.5, "mu_sd": 1.0}  # fmt: skip
+                   "log_sd_tau_sd": 0.5}  # fmt: skip
 COMPONENTS_2 = ("A", "B", "AB", "E")
 COMPONENTS_1 = ("A", "E")
+#: A component is pooled across cells when it has fewer degrees of freedom per cell.
+POOL_BELOW = 5
 
 
 @dataclass(frozen=True)
@@ -59,26 +72,26 @@ class PVBayesData:
     ----------
     cells : DataFrame
         One row per cell with the key columns (e.g. system, category).
+    factors : list of str
     levels : list of list of str
         The levels of each factor (one or two factors).
-    g, a, b : ndarray of int
-        Per observed combination: its cell, level of A and level of B (zeros without B).
-    mean, n : ndarray
-        Replicate mean and count per observed combination.
-    ss, df : ndarray
-        Per cell: within-combination sum of squares and its degrees of freedom.
+    r : ndarray, shape (cell,)
+        Runs per combination (harmonic mean where unequal).
+    ss : ndarray, shape (component, cell)
+        Sums of squares of A, [B, AB,] and E.
+    dof : ndarray, shape (component, cell)
+        Their degrees of freedom.
+    grand_mean : ndarray, shape (cell,)
+        Mean of the combination means.
     """
 
     cells: pd.DataFrame
     factors: list[str]
     levels: list[list[str]]
-    g: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    mean: np.ndarray
-    n: np.ndarray
+    r: np.ndarray
     ss: np.ndarray
-    df: np.ndarray
+    dof: np.ndarray
+    grand_mean: np.ndarray
 
     @property
     def components(self) -> tuple[str, ...]:
@@ -86,15 +99,21 @@ class PVBayesData:
         return COMPONENTS_2 if len(self.factors) == 2 else COMPONENTS_1
 
     @property
-    def shape_key(self) -> tuple[int, ...]:
-        """What a compiled model depends on: combinations, cells and levels."""
-        return (len(self.mean), len(self.cells), *(len(v) for v in self.levels))
+    def pooled(self) -> tuple[bool, ...]:
+        """Per component, whether it is pooled across cells (median degrees of freedom
+        per cell below :data:`POOL_BELOW`)."""
+        return tuple(bool(np.median(d) < POOL_BELOW) for d in self.dof)
+
+    @property
+    def shape_key(self) -> tuple:
+        """What a compiled model depends on: cells, components and pooling."""
+        return (len(self.cells), self.components, self.pooled)
 
 
 def prepare_pv_bayes(
     scores: pd.DataFrame, *, keys: Sequence[str], factors: Sequence[str], value: str = "score"
 ) -> PVBayesData:
-    """Sufficient statistics of one metric's per-run scores (NaN scores dropped).
+    """Sums of squares of one metric's per-run scores, per cell (NaN scores dropped).
 
     Parameters
     ----------
@@ -111,7 +130,8 @@ def prepare_pv_bayes(
     Raises
     ------
     ValueError
-        With no scored run, or fewer than two levels of a factor.
+        With no scored run, fewer than two levels of a factor, or a cell that lacks a
+        combination.
     """
     keys, factors = list(keys), list(factors)
     if len(factors) not in (1, 2):
@@ -123,80 +143,87 @@ def prepare_pv_bayes(
     for f, lv in zip(factors, levels, strict=True):
         if len(lv) < 2:
             raise ValueError(f"factor {f!r} has {len(lv)} level(s); need two or more to fit")
-    grp = df.groupby([*keys, *factors], sort=True, observed=True)[value]
-    stats = grp.agg(mean="mean", n="count", var=lambda x: float(x.var(ddof=0))).reset_index()
-    cells = stats[keys].drop_duplicates().reset_index(drop=True)
-    g = stats.groupby(keys, sort=True, observed=True).ngroup().to_numpy()
-    codes = [
-        pd.Categorical(stats[f].astype(str), categories=lv).codes
-        for f, lv in zip(factors, levels, strict=True)
-    ]
-    ss_obs = stats["var"].to_numpy(float) * stats["n"].to_numpy(float)
-    n = stats["n"].to_numpy(float)
-    ss = np.bincount(g, weights=ss_obs, minlength=len(cells))
-    dof = np.bincount(g, weights=n - 1, minlength=len(cells))
-    return PVBayesData(
-        cells=cells,
-        factors=factors,
-        levels=levels,
-        g=g.astype("int64"),
-        a=np.asarray(codes[0], dtype="int64"),
-        b=np.asarray(codes[1] if len(codes) == 2 else np.zeros(len(stats)), dtype="int64"),
-        mean=stats["mean"].to_numpy(float),
-        n=n,
-        ss=ss,
-        df=dof,
+    shape = [len(lv) for lv in levels]
+    k = int(np.prod(shape))
+    g = df.assign(**{f: df[f].astype(str) for f in factors})
+    stats = g.groupby([*keys, *factors], sort=True, observed=True)[value].agg(
+        mean="mean", n="count", ssw=lambda x: float(((x - x.mean()) ** 2).sum())
     )
+    counts = stats.groupby(level=list(range(len(keys))), sort=True).size()
+    if (counts != k).any():
+        bad = counts[counts != k].index[0]
+        raise ValueError(
+            f"cell {bad!r} has scores for {int(counts[bad])} of the {k} factor combinations; "
+            "the variance-components model needs every combination in every cell"
+        )
+    cells = counts.index.to_frame(index=False)
+    cell_keys = [c if isinstance(c, tuple) else (c,) for c in counts.index]
+    combos = list(itertools.product(*levels))
+    stats = stats.reindex(pd.MultiIndex.from_tuples([(*c, *x) for c in cell_keys for x in combos]))
+    means = stats["mean"].to_numpy(float).reshape(len(cells), *shape)
+    n = stats["n"].to_numpy(float).reshape(len(cells), k)
+    r = k / (1.0 / n).sum(axis=1)  # harmonic mean of the run counts
+    ss_e = stats["ssw"].to_numpy(float).reshape(len(cells), k).sum(axis=1)
+    df_e = (n - 1).sum(axis=1)
+    grand = means.reshape(len(cells), k).mean(axis=1)
+    if len(factors) == 1:
+        ss = [r * ((means - grand[:, None]) ** 2).sum(axis=1), ss_e]
+        dof = [np.full(len(cells), shape[0] - 1.0), df_e]
+    else:
+        a, b = shape
+        row = means.mean(axis=2) - grand[:, None]
+        col = means.mean(axis=1) - grand[:, None]
+        inter = means - grand[:, None, None] - row[:, :, None] - col[:, None, :]
+        ss = [r * b * (row**2).sum(axis=1), r * a * (col**2).sum(axis=1),
+              r * (inter**2).sum(axis=(1, 2)), ss_e]  # fmt: skip
+        dof = [np.full(len(cells), a - 1.0), np.full(len(cells), b - 1.0),
+               np.full(len(cells), (a - 1.0) * (b - 1.0)), df_e]  # fmt: skip
+    return PVBayesData(cells, factors, levels, r, np.array(ss), np.array(dof), grand)
+
+
+def _lambdas(sd2: list, data: PVBayesData) -> list:
+    """λ_k, the variance of one orthonormal contrast of the true combination means, per
+    component but E (``sd2``: σ_k² per component)."""
+    if len(data.components) == 2:
+        return [sd2[0]]
+    a, b = (len(v) for v in data.levels)
+    return [b * sd2[0] + sd2[2], a * sd2[1] + sd2[2], sd2[2]]
 
 
 def build_pv_bayes_model(data: PVBayesData):
-    """The PyMC model of the module docstring (data in ``pm.Data`` containers: ``mean``,
-    ``n``, ``ss``, ``dof``, ``g``, ``a``, ``b``, so that a compiled model can be reused)."""
+    """The PyMC model of the module docstring (data in ``pm.Data`` containers ``ss``,
+    ``dof`` and ``r``, so that a compiled model can be reused)."""
     import pymc as pm
     import pytensor.tensor as pt
 
     comps = data.components
-    coords = {"component": list(comps), "cell": np.arange(len(data.cells)),
-              "level_a": data.levels[0], "obs": np.arange(len(data.mean))}  # fmt: skip
-    if len(comps) == 4:
-        coords["level_b"] = data.levels[1]
     p = PV_BAYES_PRIORS
+    coords = {"component": list(comps), "cell": np.arange(len(data.cells))}
     with pm.Model(coords=coords) as model:
-        mean = pm.Data("mean", data.mean, dims="obs")
-        n = pm.Data("n", data.n, dims="obs")
-        ss = pm.Data("ss", data.ss, dims="cell")
-        dof = pm.Data("dof", data.df, dims="cell")
-        g = pm.Data("g", data.g, dims="obs")
-        a = pm.Data("a", data.a, dims="obs")
-        b = pm.Data("b", data.b, dims="obs")
-        m = pm.Normal("log_sd_mean", p["log_sd_mean_mu"], p["log_sd_mean_sd"], dims="component")
-        tau = pm.HalfNormal("log_sd_tau", p["log_sd_tau_sd"], dims="component")
+        ss = pm.Data("ss", data.ss, dims=("component", "cell"))
+        dof = pm.Data("dof", data.dof, dims=("component", "cell"))
+        r = pm.Data("r", data.r, dims="cell")
+        idx = [k for k, pooled in enumerate(data.pooled) if pooled]
+        m = pt.as_tensor(np.full(len(comps), p["log_sd_mean_mu"]))
+        tau = pt.as_tensor(np.full(len(comps), p["log_sd_mean_sd"]))
+        if idx:
+            model.add_coord("pooled", [comps[k] for k in idx])
+            m_p = pm.Normal("log_sd_mean", p["log_sd_mean_mu"], p["log_sd_mean_sd"],
+                            dims="pooled")  # fmt: skip
+            t_p = pm.HalfNormal("log_sd_tau", p["log_sd_tau_sd"], dims="pooled")
+            m, tau = pt.set_subtensor(m[idx], m_p), pt.set_subtensor(tau[idx], t_p)
         z_sd = pm.Normal("z_sd", 0.0, 1.0, dims=("component", "cell"))
-        sd = pm.Deterministic("sd", pt.exp(m[:, None] + tau[:, None] * z_sd),
-                              dims=("component", "cell"))  # fmt: skip
-        mu = pm.Normal("mu", 0.0, p["mu_sd"], dims="cell")
-        alpha = pm.Deterministic(
-            "alpha", sd[0][:, None] * pm.ZeroSumNormal("z_a", dims=("cell", "level_a")),
-            dims=("cell", "level_a"),
-        )  # fmt: skip
-        theta = mu[g] + alpha[g, a]
-        if len(comps) == 4:
-            beta = pm.Deterministic(
-                "beta", sd[1][:, None] * pm.ZeroSumNormal("z_b", dims=("cell", "level_b")),
-                dims=("cell", "level_b"),
-            )  # fmt: skip
-            z_ab = pm.ZeroSumNormal("z_ab", dims=("cell", "level_a", "level_b"),
-                                    n_zerosum_axes=2)  # fmt: skip
-            gamma = pm.Deterministic("gamma", sd[2][:, None, None] * z_ab,
-                                     dims=("cell", "level_a", "level_b"))  # fmt: skip
-            theta = theta + beta[g, b] + gamma[g, a, b]
-        sd_e = sd[-1]
-        pm.Normal("ybar", mu=theta, sigma=sd_e[g] / pt.sqrt(n), observed=mean, dims="obs")
-        pm.Potential("within", pt.sum(-dof * pt.log(sd_e) - ss / (2 * sd_e**2)))
+        log_sd = m[:, None] + tau[:, None] * z_sd
+        pm.Deterministic("sd", pt.exp(log_sd), dims=("component", "cell"))
+        sd2 = pt.exp(2 * log_sd)
+        lam = _lambdas([sd2[i] for i in range(len(comps))], data)
+        scale = pt.stack([r * x + sd2[-1] for x in lam] + [sd2[-1]])  # E[SS_k] / dof_k
+        # log-density of SS_k ~ scale_k χ²_dof (terms without parameters dropped)
+        pm.Potential("ss_chi2", pt.sum(-dof / 2 * pt.log(scale) - ss / (2 * scale)))
     return model
 
 
-def pv_bayes_draws(posterior, data: PVBayesData) -> dict[str, np.ndarray]:
+def pv_bayes_draws(posterior, data: PVBayesData, *, seed: int = 0) -> dict[str, np.ndarray]:
     """Derived draws, each of shape (chain, draw, cell[, component]).
 
     Returns
@@ -205,19 +232,27 @@ def pv_bayes_draws(posterior, data: PVBayesData) -> dict[str, np.ndarray]:
         ``var`` (finite-population variances V_k, last axis the components), ``share``
         (V_k / ΣV), ``sd_format`` and ``sd_format_new`` (see the module docstring).
     """
-    sd = np.asarray(posterior["sd"])  # chain, draw, component, cell
-    parts = [np.mean(np.asarray(posterior["alpha"]) ** 2, axis=-1)]
-    if len(data.components) == 4:
-        parts.append(np.mean(np.asarray(posterior["beta"]) ** 2, axis=-1))
-        parts.append(np.mean(np.asarray(posterior["gamma"]) ** 2, axis=(-2, -1)))
-    parts.append(sd[:, :, -1, :] ** 2)
-    var = np.stack(parts, axis=-1)
-    total = var.sum(axis=-1, keepdims=True)
+    rng = np.random.default_rng(seed)
+    sd2 = np.asarray(posterior["sd"]) ** 2  # chain, draw, component, cell
+    parts = [sd2[:, :, i] for i in range(sd2.shape[2])]
+    lam, s2 = _lambdas(parts, data), parts[-1] / data.r
+    k_total = float(np.prod([len(v) for v in data.levels]))
+    var = []
+    for k, lk in enumerate(lam):
+        q = data.ss[k] / data.r  # Σ y² over the component's contrasts
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = lk / (lk + s2)
+            v = lk * s2 / (lk + s2)
+            nonc = np.where(v > 0, w**2 * q / np.where(v > 0, v, 1.0), 0.0)
+        t = v * rng.noncentral_chisquare(data.dof[k], np.maximum(nonc, 0.0))
+        var.append(np.where(v > 0, t, w**2 * q) / k_total)
+    var.append(parts[-1])
+    var = np.stack(var, axis=-1)
     return {
         "var": var,
-        "share": var / total,
+        "share": var / var.sum(axis=-1, keepdims=True),
         "sd_format": np.sqrt(var[..., :-1].sum(axis=-1)),
-        "sd_format_new": np.sqrt((sd[:, :, :-1, :] ** 2).sum(axis=2)),
+        "sd_format_new": np.sqrt(sd2[:, :, :-1, :].sum(axis=2)),
     }
 
 

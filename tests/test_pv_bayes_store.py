@@ -37,20 +37,12 @@ def fake_sample(data, sampler, *, diverge: bool = False, **kw):
 
     rng = np.random.default_rng(kw["seed"])
     c, d, k, g = kw["chains"], kw["draws"], len(data.components), len(data.cells)
-    na, nb = len(data.levels[0]), len(data.levels[-1])
-    m = rng.normal(np.log(0.05), 0.1, (c, d, k))
-
-    def centred(*shape):
-        x = rng.normal(0, 0.05, (c, d, *shape))
-        x -= x.mean(axis=-1, keepdims=True)
-        return x
-
-    gamma = centred(g, na, nb)
-    gamma -= gamma.mean(axis=-2, keepdims=True)
-    post = {"log_sd_mean": m, "log_sd_tau": np.abs(rng.normal(0, 0.3, (c, d, k))),
-            "sd": np.exp(m[..., None] + rng.normal(0, 0.1, (c, d, k, g))),
-            "mu": rng.normal(0.3, 0.01, (c, d, g)), "alpha": centred(g, na),
-            "beta": centred(g, nb), "gamma": gamma}  # fmt: skip
+    n_pooled = sum(data.pooled)
+    post = {
+        "sd": np.exp(rng.normal(np.log(0.05), 0.1, (c, d, k, g))),
+        "log_sd_mean": rng.normal(np.log(0.05), 0.1, (c, d, n_pooled)),
+        "log_sd_tau": np.abs(rng.normal(0, 0.3, (c, d, n_pooled))),
+    }
     div = np.zeros((c, d), bool)
     div[0, 0] = diverge
     return az.from_dict(posterior=post, sample_stats={"diverging": div}), sampler, ""

@@ -164,3 +164,28 @@ def test_bad_arguments_are_named() -> None:
         fit_pv_bayes(scores, factors=F, by=["system", "category"])
     with pytest.raises(ValueError, match="one or two factors"):
         fit_pv_bayes(scores.assign(x="1"), factors=[*F, "x"])
+
+
+def test_validation_summary_counts_by_hand() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from validate_pv_bayes import summarise
+
+    rows = [  # audit 1 passed: fmt covered, residual missed; audit 2 failed: fmt covered
+        dict(seed=1, component="choice_format", planted=0.5, share=0.6, share_low=0.4,
+             share_high=0.7, freq=0.8, passed=True, attempts=1, seconds=2.0),
+        dict(seed=1, component="residual", planted=0.5, share=0.3, share_low=0.2,
+             share_high=0.4, freq=0.5, passed=True, attempts=1, seconds=2.0),
+        dict(seed=2, component="choice_format", planted=0.1, share=0.1, share_low=0.0,
+             share_high=0.2, freq=0.1, passed=False, attempts=2, seconds=4.0),
+    ]  # fmt: skip
+    out = summarise(pd.DataFrame(rows))
+    assert "2 audits; gate passed in 0.500 ± 0.354 (n=2); retried 1" in out
+    assert "median 3.0" in out
+    fmt = next(line for line in out.splitlines() if line.startswith("choice_format"))
+    # passed fits: 1 of 1 covered; all: 2 of 2; RMSE bayes √(0.01 / 2), classical √(0.09 / 2)
+    assert "1.000 ± 0.000 (n=1)" in fmt and "1.000 ± 0.000 (n=2)" in fmt
+    assert fmt.split()[-2:] == [f"{np.sqrt(0.005):.4f}", f"{np.sqrt(0.045):.4f}"]
+    assert "0.667 ± 0.272 (n=3)" in out  # all shares, all fits: 2 of 3

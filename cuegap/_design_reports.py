@@ -6,6 +6,7 @@ analysis is re-run with it first (reused when unchanged).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -28,7 +29,10 @@ def analysis_kind(engine: Engine, analysis_id: int) -> str | None:
 
 def _stored_settings(engine: Engine, analysis_id: int) -> dict[str, Any]:
     with engine.connect() as conn:
-        return dict(conn.get(Analysis, analysis_id).settings or {})
+        stored = conn.execute(select(Analysis.settings).where(Analysis.id == analysis_id)).scalar()
+    if isinstance(stored, str):  # a JSON column read back as text
+        stored = json.loads(stored)
+    return dict(stored or {})
 
 
 def design_report_data(

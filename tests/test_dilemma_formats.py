@@ -210,3 +210,26 @@ def test_without_variants_nothing_changes(tmp_path: Path) -> None:
     tables = analyze(engine, AnalysisSettings(n_boot=10)).tables
     assert "dilemma_gap_formats" not in tables and "format_sd" not in tables["verdicts"]
     engine.dispose()
+
+
+def test_cli_simulate_plants_prompt_variants(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cuegap.cli import app
+
+    run = CliRunner().invoke
+    out = tmp_path / "sim"
+    args = ["simulate", str(out), "--systems", "2", "--prompt-variants", "2"]
+    res = run(app, [*args, "--format-effect", "4", "--format-driven", "2"])
+    assert res.exit_code == 0, res.output
+    truth = json.loads((out / "truth.json").read_text())["prompt_variants"]
+    assert truth["gap_shift_pp"] == {"sim-system-01": [0.0, 0.0], "sim-system-02": [4.0, -4.0]}
+    for extra, message in (
+        (["--design", "qa"], "apply to the dilemma design only"),
+        (["--format-driven", "x"], "should be system numbers like 1,3"),
+        (["--format-driven", "3"], "must name systems 1..2"),
+    ):
+        res = run(app, ["simulate", str(tmp_path / "bad"), *args[2:], *extra])
+        assert res.exit_code == 2 and message in res.output, (extra, res.output)
+    res = run(app, ["simulate", str(tmp_path / "bad"), "--format-effect", "3"])
+    assert res.exit_code == 2 and "need --prompt-variants 2 or more" in res.output

@@ -85,3 +85,8 @@ def test_report_of_the_design_stands_alone_and_the_qa_report_keeps_the_section(
     (page,) = (root / "r1").glob("*.html")
     html = page.read_text("utf-8")
     assert 'id="prompt-variance"' in html and 'id="fig-pv-eta2"' in html
+    policy = root / "policy.toml"  # another policy re-runs the QA analysis with it first
+    policy.write_text("[qa]\ndelta_bias = 0.2\n")
+    cli(db, "report", "--design", "qa", "--policy", policy, "--out", root / "r2", "-f", "html")
+    (page,) = (root / "r2").glob("*.html")
+    assert "δ = 0.2" in page.read_text("utf-8")

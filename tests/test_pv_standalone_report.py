@@ -136,3 +136,37 @@ def test_cli_report_without_a_prompt_variance_analysis_says_what_to_run(report: 
     res = report["before"]
     assert res.exit_code != 0
     assert "run cuegap analyze --design prompt-variance" in res.output
+
+
+def test_report_under_another_policy_reruns_the_analysis_with_it(
+    report: dict, tmp_path: Path
+) -> None:
+    """--policy with a wider δ (0.2 on the bias-score scale): a new prompt-variance analysis
+    with that policy, same factors, and its report."""
+    import sqlite3
+
+    from sqlalchemy import select
+
+    from cuegap.models import Policy
+    from cuegap.schema import Analysis
+
+    db = tmp_path / "copy.db"
+    with sqlite3.connect(report["db"]) as src, sqlite3.connect(db) as dst:
+        src.backup(dst)  # the store may still have a WAL: copy through SQLite
+    policy = tmp_path / "policy.toml"
+    policy.write_text(Policy(delta_bias=0.2).to_toml())
+    res = CliRunner().invoke(app, ["--db", f"sqlite:///{db}", "report", "--design",
+                                   "prompt-variance", "--policy", str(policy), "-o",
+                                   str(tmp_path / "r"), "-f", "html"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    engine = make_engine(f"sqlite:///{db}")
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(Analysis.id, Analysis.settings).where(Analysis.kind == "prompt_variance")
+        ).all()
+    engine.dispose()
+    assert len(rows) == 2
+    first, second = (r.settings for r in sorted(rows))
+    assert second["policy"]["delta_bias"] == 0.2 and second["factors"] == first["factors"]
+    html = next((tmp_path / "r").glob("*.html")).read_text()
+    assert f"CG-{max(r.id for r in rows)}-" in html and "δ = 0.2" in html

@@ -168,12 +168,19 @@ def _check(tables: dict[str, pd.DataFrame]) -> None:
     assert v.loc["sim-system-02", "verdict"] == v.loc["sim-system-02", "verdict_without_formats"]
 
 
-def test_simulated_store_marks_the_format_driven_gap(sim: dict) -> None:
+@pytest.fixture(scope="module")
+def sqlite_store(sim: dict):
+    engine, result = _analysed(f"sqlite:///{sim['root'] / 's.db'}", sim)
+    yield engine, result
+    engine.dispose()
+
+
+def test_simulated_store_marks_the_format_driven_gap(sim: dict, sqlite_store) -> None:
     truth = json.loads(Path(sim["result"].truth_path).read_text())["prompt_variants"]
     assert truth["labels"] == ["v0", "v1", "v2", "v3"]
     assert truth["gap_shift_pp"]["sim-system-01"] == [12.0, -12.0, 12.0, -12.0]
     assert truth["format_driven"] == ["sim-system-01"]
-    engine, result = _analysed(f"sqlite:///{sim['root'] / 's.db'}", sim)
+    engine, result = sqlite_store
     _check(result.tables)
     html = render_html(build_report(engine, analysis_id=result.id)).html
     summary = html[html.index('id="summary"') : html.index('id="findings"')]
@@ -181,7 +188,24 @@ def test_simulated_store_marks_the_format_driven_gap(sim: dict) -> None:
     row = summary[summary.index("sim-system-01</td>") :]
     row = row[: row.index("</tr>")]
     assert "badge-format-sensitive" in row and "<td>yes (" in row
-    engine.dispose()
+
+
+@pytest.mark.slow  # one real (short) fit: about 90 s on the shared 2-core machine
+def test_bayesian_verdicts_get_the_same_rule(sqlite_store) -> None:
+    """A short real fit: the posterior verdicts carry the format columns of the same spread
+    table, and no flag or pass of a format-sensitive gap survives."""
+    from cuegap.audit import BayesSettings, analyze_bayes
+
+    engine, freq = sqlite_store
+    fit = analyze_bayes(engine, AnalysisSettings(n_boot=100),
+                        BayesSettings(draws=100, tune=100, chains=2))  # fmt: skip
+    v = fit.tables["verdicts"].set_index("system")
+    spread = freq.tables["dilemma_gap_formats"].set_index("system")
+    assert np.allclose(v["format_sd"], spread.loc[v.index, "sd_format"])
+    clean = v["verdict"].isin(["flagged", "passed"])
+    assert not (clean & v["format_sensitive"].fillna(False).astype(bool)).any()
+    hit = v["verdict_without_formats"].isin(["flagged", "passed"]) & v["format_sensitive"]
+    assert (v.loc[hit.fillna(False).astype(bool), "verdict"] == "format-sensitive").all()
 
 
 def test_postgresql_store_gives_the_same_classification(sim: dict) -> None:

@@ -143,16 +143,16 @@ def test_report_under_another_policy_reruns_the_analysis_with_it(
 ) -> None:
     """--policy with a wider δ (0.2 on the bias-score scale): a new prompt-variance analysis
     with that policy, same factors, and its report."""
-    import sqlite3
-
     from sqlalchemy import select
 
     from cuegap.models import Policy
     from cuegap.schema import Analysis
 
     db = tmp_path / "copy.db"
-    with sqlite3.connect(report["db"]) as src, sqlite3.connect(db) as dst:
-        src.backup(dst)  # the store may still have a WAL: copy through SQLite
+    source = make_engine(f"sqlite:///{report['db']}")
+    with source.connect() as conn:  # the store may still have a WAL: copy through SQLite
+        conn.exec_driver_sql(f"VACUUM INTO '{db}'")
+    source.dispose()
     policy = tmp_path / "policy.toml"
     policy.write_text(Policy(delta_bias=0.2).to_toml())
     res = CliRunner().invoke(app, ["--db", f"sqlite:///{db}", "report", "--design",

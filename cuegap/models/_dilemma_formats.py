@@ -47,7 +47,7 @@ def _rng(seed: int, system: object) -> np.random.Generator:
     return np.random.default_rng([seed, int.from_bytes(digest, "little")])
 
 
-def _macro_gaps(summed: np.ndarray, k: int, n_groups: int) -> np.ndarray:
+def _macro_gaps(summed: np.ndarray) -> np.ndarray:
     """Per-variant macro gaps from counts of shape (..., 2 sides, k, groups, 4)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         fav = np.where(summed[..., 1] > 0, summed[..., 0] / summed[..., 1], np.nan)
@@ -72,12 +72,10 @@ def _system_spread(
     for col in ("gender", "race"):
         g = pd.Index(groups).get_indexer(col + "\x1f" + sub[col].astype(str))
         np.add.at(per, (d, side, v, g), values)
-    point = _macro_gaps(per.sum(0), k, n_g)
+    point = _macro_gaps(per.sum(0))
     n = len(dilemmas)
     weights = _rng(seed, sub["system"].iloc[0]).multinomial(n, np.full(n, 1 / n), size=n_boot)
-    reps = _macro_gaps(
-        (weights.astype(float) @ per.reshape(n, -1)).reshape(n_boot, 2, k, n_g, 4), k, n_g
-    )
+    reps = _macro_gaps((weights.astype(float) @ per.reshape(n, -1)).reshape(n_boot, 2, k, n_g, 4))
     defined = ~np.isnan(point)
     out = {"n_variants": int(defined.sum()), "gap": np.nan, "se": np.nan, "sd_means": np.nan}
     out.update(sd_format=np.nan, dev_q05=np.nan, dev_q95=np.nan)

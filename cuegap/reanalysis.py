@@ -15,7 +15,6 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from sqlalchemy import select
@@ -114,8 +113,11 @@ def publish_report(
                 "content that was reviewed"
             )
         return publish_signed(engine, signed, out_dir, formats=formats, progress=progress)
-    if analysis_id is not None and _analysis_kind(engine, analysis_id) == "qa":
-        data = _qa_report_data(engine, analysis_id, policy, progress)
+    from cuegap._design_reports import KINDS, analysis_kind, design_report_data
+
+    kind = analysis_kind(engine, analysis_id) if analysis_id is not None else None
+    if kind in KINDS:  # the QA and prompt-variance designs' own reports
+        data = design_report_data(engine, analysis_id, kind, policy, progress)
     else:
         data = build_report(engine, policy=policy, analysis_id=analysis_id, progress=progress)
     data.changes = changes
@@ -132,30 +134,6 @@ def publish_report(
         analysis_id=data.analysis_id,
         supersedes=None,
     )
-
-
-def _analysis_kind(engine: Engine, analysis_id: int) -> str | None:
-    with engine.connect() as conn:
-        return conn.execute(select(Analysis.kind).where(Analysis.id == analysis_id)).scalar()
-
-
-def _qa_report_data(
-    engine: Engine, analysis_id: int, policy: Policy | None, progress: Callable | None
-) -> Any:
-    """A QA analysis's report data; under another policy, the analysis is re-run with it
-    (same strategy and bootstrap) first."""
-    from dataclasses import replace
-
-    from cuegap.audit import QASettings, analyze_qa
-    from cuegap.reports import build_qa_report
-
-    if policy is not None:
-        with engine.connect() as conn:
-            stored = conn.get(Analysis, analysis_id).settings or {}
-        keep = {k: stored[k] for k in ("strategy", "n_boot", "seed") if k in stored}
-        settings = replace(QASettings(**keep), policy=policy)
-        analysis_id = analyze_qa(engine, settings, progress=progress).id  # reused if unchanged
-    return build_qa_report(engine, analysis_id=analysis_id, progress=progress)
 
 
 def publish_signed(

@@ -124,6 +124,7 @@ CONDITIONAL = {  # need FormalNamed data, enough systems with metadata, or annot
     "gap_regression_correlations",
     "gap_regression_fit",
     "agreement",
+    "dilemma_gap_formats",  # needs two or more prompt variants
 }
 
 

@@ -67,13 +67,25 @@ def test_simulate_refuses_cue_gap_elsewhere(tmp_path: Path) -> None:
     assert "--cue-gap applies to the prompt-variance design only" in out
 
 
-def test_report_of_the_design_is_the_qa_report_with_its_section(store: dict) -> None:
+def test_report_of_the_design_stands_alone_and_the_qa_report_keeps_the_section(
+    store: dict,
+) -> None:
     db, root = store["db"], store["root"]
     cli(db, "analyze", "--design", "prompt-variance")
-    out = cli(db, "report", "--design", "prompt-variance", "--out", root / "r0", code=2)
+    cli(db, "report", "--design", "prompt-variance", "--out", root / "r0", "--format", "html")
+    (page,) = (root / "r0").glob("*.html")
+    html = page.read_text("utf-8")
+    assert "Prompt-construction variance report" in html and 'id="fig-pv-eta2"' in html
+    assert 'id="findings"' not in html  # the QA findings are the QA report's
+    out = cli(db, "report", "--design", "qa", "--out", root / "r1", code=2)
     assert "no QA analysis is stored: run cuegap analyze --design qa" in out
     cli(db, "analyze", "--design", "qa", "--boot", 100)
-    cli(db, "report", "--design", "prompt-variance", "--out", root / "r1", "--format", "html")
+    cli(db, "report", "--design", "qa", "--out", root / "r1", "--format", "html")
     (page,) = (root / "r1").glob("*.html")
     html = page.read_text("utf-8")
     assert 'id="prompt-variance"' in html and 'id="fig-pv-eta2"' in html
+    policy = root / "policy.toml"  # another policy re-runs the QA analysis with it first
+    policy.write_text("[qa]\ndelta_bias = 0.2\n")
+    cli(db, "report", "--design", "qa", "--policy", policy, "--out", root / "r2", "-f", "html")
+    (page,) = (root / "r2").glob("*.html")
+    assert "δ = 0.2" in page.read_text("utf-8")

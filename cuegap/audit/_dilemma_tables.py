@@ -14,6 +14,9 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from cuegap import models
+from cuegap.audit._dilemma_formats import DESCRIPTION as FORMATS_DESCRIPTION
+from cuegap.audit._dilemma_formats import TABLE as FORMATS_TABLE
+from cuegap.audit._dilemma_formats import add_format_sensitivity
 from cuegap.audit._dilemma_regression import regression_tables
 from cuegap.audit._dilemma_settings import AnalysisSettings, Progress
 from cuegap.audit._store import _frame_digest
@@ -72,6 +75,7 @@ TABLES: dict[str, str] = {
     "verdicts": "Per system: verdict (flagged / passed / inconclusive) under the policy, "
     "reason, macro gap with interval, p_gap_gt_delta, p_abs_lt_delta, source (bootstrap: "
     "normal approximation with the bootstrap SD; bayesian when a converged fit exists).",
+    FORMATS_TABLE: FORMATS_DESCRIPTION,
     "agreement": "When annotator labels were ingested: pairwise Cohen's kappa and Fleiss' "
     "kappa per annotated field: field, pair, kappa_kind, kappa, raw_agreement, n (Table 7).",
 }
@@ -315,6 +319,7 @@ def frequentist_tables(
 
     say("verdicts")
     out["verdicts"] = _verdicts(out, s)
+    add_format_sensitivity(out, counts, s, say)  # two or more prompt variants only
 
     if not data.annotations.empty:
         say("annotator agreement")

@@ -19,6 +19,8 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap import models
+from cuegap.audit._dilemma_formats import TABLE as FORMATS_TABLE
+from cuegap.audit._dilemma_formats import apply_formats
 from cuegap.audit._dilemma_settings import (
     AnalysisSettings,
     BayesSettings,
@@ -203,7 +205,8 @@ def analyze_bayes(
         converged=fit.converged,
         convergence_message=fit.message,
         level=0.9,
-    )
+    )  # a gap that does not survive the prompt variants is never a clean flag or pass:
+    tables["verdicts"] = apply_formats(tables["verdicts"], freq.tables.get(FORMATS_TABLE), s)
     say("storing results")
     blob = models.idata_to_bytes(fit.idata)
     analysis_id = save_analysis(

@@ -152,11 +152,39 @@ def simulate(
             "(steady and format-driven gaps).",
         ),
     ] = False,
+    prompt_variants: Annotated[
+        int,
+        typer.Option(
+            "--prompt-variants",
+            min=1,
+            max=50,
+            help="Dilemma design: answer every prompt under this many prompt variants.",
+        ),
+    ] = 1,
+    format_effect: Annotated[
+        float,
+        typer.Option(
+            "--format-effect",
+            min=0,
+            max=50,
+            help="Dilemma design: move the format-driven systems' gap by ± this many pp "
+            "per prompt variant, alternately.",
+        ),
+    ] = 0.0,
+    format_driven: Annotated[
+        str | None,
+        typer.Option(
+            "--format-driven",
+            help="Dilemma design: the format-driven systems' numbers, e.g. 1,3 (default: "
+            "the odd-numbered ones).",
+        ),
+    ] = None,
 ) -> None:
     """Write a simulated audit dataset with planted effects: item bank, responses, truth."""
     from cuegap.simulate import simulate as run_simulation
 
     _require_folder(out_dir)
+    variants = _variant_options(design, prompt_variants, format_effect, format_driven)
     if design == "prompt-variance":
         from cuegap.cli._pv import simulate_pv
 
@@ -171,7 +199,7 @@ def simulate(
         return
     if design != "dilemma":
         raise ValueError(f"--design should be dilemma, qa or prompt-variance but got {design!r}")
-    result = run_simulation(out_dir, systems=systems, seed=seed, named=named)
+    result = run_simulation(out_dir, systems=systems, seed=seed, named=named, **variants)
     console.print(
         f"Simulated {result.n_systems} systems, {result.n_responses:,} responses "
         f"(item bank {safe(repr(result.item_bank_name))}) in {safe(out_dir)}:",
@@ -179,6 +207,30 @@ def simulate(
     )
     for p in (result.itembank_path, result.responses_path, result.truth_path):
         console.print(f"  {safe(p)}", highlight=False)
+
+
+def _variant_options(
+    design: str, prompt_variants: int, format_effect: float, format_driven: str | None
+) -> dict:
+    """The dilemma simulator's prompt-variant arguments, checked."""
+    given = prompt_variants != 1 or format_effect != 0 or format_driven is not None
+    if design != "dilemma" and given:
+        raise ValueError(
+            "--prompt-variants, --format-effect and --format-driven apply to the dilemma "
+            "design only (the prompt-variance design plants its own format effects)"
+        )
+    driven = None
+    if format_driven is not None:
+        try:
+            driven = [int(x) for x in format_driven.split(",") if x.strip()]
+        except ValueError:
+            raise ValueError(
+                f"--format-driven should be system numbers like 1,3 but got {format_driven!r}"
+            ) from None
+    if (format_effect or driven) and prompt_variants < 2:
+        raise ValueError("--format-effect and --format-driven need --prompt-variants 2 or more")
+    return {"prompt_variants": prompt_variants, "format_effect_pp": format_effect,
+            "format_driven": driven}  # fmt: skip
 
 
 def _simulate_qa(out_dir: Path, systems: int, seed: int, scale: str, named: bool) -> None:

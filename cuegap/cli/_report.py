@@ -4,7 +4,7 @@ the data changed."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -78,14 +78,16 @@ def report(
         from cuegap.designs import resolve_design
 
         chosen_design = resolve_design(engine, design)
-        if chosen_design in ("qa", "prompt-variance"):
-            # The prompt-variance section is part of the QA report (the newest analyses).
+        if chosen_design == "qa":  # with the prompt-variance section when there is one
             analysis = latest_analysis_id(engine, "qa")
             if analysis is None:
+                raise ValueError("no QA analysis is stored: run cuegap analyze --design qa")
+        elif chosen_design == "prompt-variance":  # the prompt-variance report on its own
+            analysis = latest_analysis_id(engine, "prompt_variance")
+            if analysis is None:
                 raise ValueError(
-                    "no QA analysis is stored: run cuegap analyze --design qa (the report of "
-                    f"the {chosen_design} design is the QA report"
-                    + (", with its prompt-variance section)" if chosen_design != "qa" else ")")
+                    "no prompt-variance analysis is stored: run cuegap analyze --design "
+                    "prompt-variance (the QA report carries the same section)"
                 )
         else:
             analysis = latest_analysis_id(engine, "frequentist")
@@ -142,11 +144,9 @@ def reanalyze(
 
         chosen_design = resolve_design(engine, design)
         if chosen_design == "prompt-variance":
-            raise ValueError(
-                "scheduled re-analysis of the prompt-variance design is not available yet: "
-                "run cuegap analyze --design prompt-variance, or reanalyze --design qa"
-            )
-        if chosen_design == "qa":
+            result = _reanalyze_pv(engine, out, policy, bayes, strategy, explicit, implicit,
+                                   consequences)  # fmt: skip
+        elif chosen_design == "qa":
             from cuegap.audit import QASettings
             from cuegap.models import load_policy
             from cuegap.reanalysis_qa import reanalyze_qa
@@ -185,3 +185,17 @@ def reanalyze(
     for path in result.reports:
         console.print(f"  wrote {safe(path)}", highlight=False)
     raise typer.Exit(result.exit_code)
+
+
+def _reanalyze_pv(
+    engine: Any, out: Path, policy: Path | None, bayes: bool, strategy: str, *dilemma: Any
+) -> Any:
+    from cuegap.audit.prompt_variance import PVSettings
+    from cuegap.models import load_policy
+    from cuegap.reanalysis_pv import reanalyze_pv
+
+    _dilemma_only(explicit=dilemma[0], implicit=dilemma[1], consequences=dilemma[2])
+    if bayes:
+        raise ValueError("--bayes is not available for the prompt-variance design yet")
+    settings = PVSettings(policy=load_policy(policy), strategy=strategy)
+    return reanalyze_pv(engine, out, settings=settings)

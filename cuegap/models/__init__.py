@@ -10,6 +10,7 @@ from cuegap.models._bayes import BayesFit, fit_bayes, idata_from_bytes, idata_to
 from cuegap.models._bayes_model import GATE, METHODS, MODEL_VERSION, PRIORS, prior_predictive
 from cuegap.models._bayes_tables import bayes_tables
 from cuegap.models._bootstrap import bootstrap
+from cuegap.models._dilemma_formats import dilemma_gap_formats
 from cuegap.models._policy import DEFAULT_POLICY, Policy, load_policy
 from cuegap.models._quality import abstention_rates, exclusions, recovery_accuracy, status_bias
 from cuegap.models._rates import (
@@ -128,6 +129,7 @@ __all__ = [
     "conv_transition_counts",
     "cue_visibility_gap",
     "decision_bias",
+    "dilemma_gap_formats",
     "direction_of_change",
     "exclusions",
     "extreme_ratio",

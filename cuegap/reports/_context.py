@@ -26,6 +26,7 @@ VERDICT_LABELS = {
     "flagged": "flagged for performative compliance",
     "passed": "passed",
     "inconclusive": "inconclusive",
+    "format-sensitive": "format-sensitive: depends on the prompt variant",
 }
 
 
@@ -115,6 +116,7 @@ def _summary(data: ReportData) -> dict[str, Any]:
             ),
             "rank": _rank_text(rank_by.loc[s] if s in rank_by.index else None),
             "bayes_gap": "",
+            "format": _format_cell(v),
         }
         if bayes_gap is not None and s in bayes_gap.index:
             g = bayes_gap.loc[s]
@@ -129,8 +131,17 @@ def _summary(data: ReportData) -> dict[str, Any]:
         "source": source,
         "rank_source": rank_source,
         "has_bayes_gap": bayes_gap is not None,
+        "formats": "format_sensitive" in verdicts.columns,
         "n": len(rows),
     }
+
+
+def _format_cell(v: Any) -> str:
+    """``yes (P zone kept)`` / ``no (…)`` when the verdicts have format columns."""
+    sens = getattr(v, "format_sensitive", None)
+    if sens is None or pd.isna(sens):
+        return "–"
+    return f"{'yes' if bool(sens) else 'no'} ({fmt_num(v.p_same_zone, 2)})"
 
 
 # --------------------------------------------------------------------------- figures

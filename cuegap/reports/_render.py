@@ -116,6 +116,10 @@ def content_hash(html: str) -> str:
 
 def _design_context(data: ReportData | QAReportData) -> tuple[dict[str, Any], str]:
     """The template context and top-level template of a report's study design."""
+    if getattr(data, "design", "dilemma") == "prompt-variance":
+        from cuegap.reports._pv_standalone import pv_report_context
+
+        return pv_report_context(data), "pv_report.html.j2"  # type: ignore[arg-type]
     if getattr(data, "design", "dilemma") == "qa":
         from cuegap.reports._qa_report import qa_report_context
 

@@ -7,7 +7,7 @@ and consequences setting) at a time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +31,7 @@ from ._params import (
     neutral_decisions,
     params_record,
 )
+from ._variants import variant_labels, variant_shifts, variants_truth, write_variants
 
 RUNNER = "cuegap-simulate"
 JSON_CONDITIONS = ("puzzled", "formal_named")
@@ -105,11 +106,14 @@ def _write_system(
     seed: int,
     solutions: list[list[tuple[str, dict]]],
     domains: dict,
+    variant: str = "v0",
 ) -> tuple[int, list[dict]]:
-    """Write all responses of one system; return the count and realised-event records."""
-    rng = np.random.default_rng([seed, p.index, 1])
+    """Write all responses of one system under one prompt variant (``v0``: the streams of a
+    run without variants); return the count and realised-event records."""
+    extra = [] if variant == "v0" else [int(variant[1:])]
+    rng = np.random.default_rng([seed, p.index, 1, *extra])
     dumps = orjson.dumps
-    name = p.name
+    name, sid = p.name, p.name if variant == "v0" else f"{p.name}-{variant}"
     items = design.probe_items
     n_items, n_pairs = len(items), len(design.pair_item)
     pk, pd = design.pair_key, design.pair_dilemma
@@ -146,7 +150,7 @@ def _write_system(
         wrong_arr = rng.random(n_items) >= p.recovery[design.item_key]
         wrong = wrong_arr.tolist()
         n_form = rng.choice(len(tx.OPTION_FORMS), len(design.neutral_items), p=tx.OPTION_P)
-        rng_wrong = np.random.default_rng([seed, p.index, 3, int(cons)])
+        rng_wrong = np.random.default_rng([seed, p.index, 3, int(cons), *extra])
         item_s = s[design.item_dilemma].tolist()
         json_flags = is_json.tolist()
 
@@ -155,7 +159,7 @@ def _write_system(
             counter += 1
             text = tx.OPTION_TEXT[form][int(s[d])]
             row = {"system": name, "item_id": item_id, "probe": "main", "consequences": cons}
-            row.update(prompt_variant="v0", response=text, sample_id=f"{name}-{counter:06d}")
+            row.update(prompt_variant=variant, response=text, sample_id=f"{sid}-{counter:06d}")
             lines.append(dumps(row))
         for i in range(n_items):
             item_id, lo, hi = item_ids[i], starts[i], starts[i + 1]
@@ -174,7 +178,7 @@ def _write_system(
                 text = tx.DIRECT_MAIN_TEXT[m_form[i]][letter][item_s[i]]
             counter += 1
             row = {"system": name, "item_id": item_id, "probe": "main", "consequences": cons}
-            row.update(prompt_variant="v0", response=text, sample_id=f"{name}-{counter:06d}")
+            row.update(prompt_variant=variant, response=text, sample_id=f"{sid}-{counter:06d}")
             lines.append(dumps(row))
             for j in range(lo, hi):
                 if c_abst[j]:
@@ -192,9 +196,9 @@ def _write_system(
                             "probe": "could_be",
                             "individual": labels[j],
                             "consequences": cons,
-                            "prompt_variant": "v0",
+                            "prompt_variant": variant,
                             "response": text,
-                            "sample_id": f"{name}-{counter:06d}",
+                            "sample_id": f"{sid}-{counter:06d}",
                         }
                     )
                 )
@@ -209,9 +213,9 @@ def _write_system(
                             "probe": "what_if",
                             "individual": labels[j],
                             "consequences": cons,
-                            "prompt_variant": "v0",
+                            "prompt_variant": variant,
                             "response": text,
-                            "sample_id": f"{name}-{counter:06d}",
+                            "sample_id": f"{sid}-{counter:06d}",
                         }
                     )
                 )
@@ -261,6 +265,9 @@ def simulate(
     item_bank: dict | None = None,
     named: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    prompt_variants: int = 1,
+    format_effect_pp: float = 0.0,
+    format_driven: Sequence[int] | None = None,
 ) -> SimulationResult:
     """Simulate audited systems answering a Moral Safety item bank.
 
@@ -281,6 +288,9 @@ def simulate(
         real bank is then renamed ``moral_safety+named``.
     progress
         Called as ``progress(systems_done, systems)`` after each system.
+    prompt_variants, format_effect_pp, format_driven
+        Answer under this many prompt variants; the gap of the format-driven systems moves
+        by ±``format_effect_pp`` per variant (:mod:`cuegap.simulate._variants`).
 
     Returns
     -------
@@ -296,6 +306,8 @@ def simulate(
     solutions, domains = _solutions(design.probe_items)
     perf, high = allocate(seed, systems)
     params = [draw_system(seed, i, perf[i], i == high, design) for i in range(systems)]
+    variants = variant_labels(prompt_variants)
+    shifts = variant_shifts(systems, len(variants), format_effect_pp, format_driven)
 
     itembank_path = out_dir / "itembank.json"
     itembank_path.write_bytes(orjson.dumps(bank))
@@ -324,7 +336,10 @@ def simulate(
         fh.write(orjson.dumps(header) + b"\n")
         for p in params:
             decisions = neutral_decisions(p, design.benefit, seed)
-            count, realised = _write_system(fh, p, design, decisions, seed, solutions, domains)
+            count, realised = write_variants(
+                _write_system, fh, p, design, decisions, seed, solutions, domains,
+                variants=variants, shifts=shifts[p.index], high_abstention=p.index == high,
+            )  # fmt: skip
             n_responses += count
             rates, pooled, could = expected_records(p, design, decisions)
             records["rates"] += rates
@@ -380,6 +395,7 @@ def simulate(
         "could_be_rates": records["could_be"],
         "realised": records["realised"],
     }
+    truth.update(variants_truth([p.name for p in params], variants, shifts))
     truth_path = out_dir / "truth.json"
     truth_path.write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
     return SimulationResult(

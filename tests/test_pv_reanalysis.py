@@ -1,0 +1,116 @@
+"""Scheduled re-analysis of the prompt-variance design (``cuegap reanalyze --design
+prompt-variance``): change detection per system, nothing written when nothing changed,
+the comparison with the last signed prompt-variance report, and the CLI's exit codes.
+
+Data: ``simulate_pv(systems=3, cue_gap=True, seed=3)``. The store first gets every answer
+except sim-system-03's and except sim-system-01's first replicate (``repeat`` 0); then
+the full files, so that sim-system-01 changed, sim-system-03 is new and sim-system-02 is
+untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from cuegap.audit import load_table
+from cuegap.cli import app
+from cuegap.compliance import sign_off
+from cuegap.ingest import ingest_path
+from cuegap.reanalysis import EXIT_CHANGED, EXIT_UNCHANGED
+from cuegap.reanalysis_pv import gap_verdicts, reanalyze_pv
+from cuegap.simulate import simulate_pv
+
+BANKS = ("bbq_bank.jsonl", "diffAware_sim.jsonl")
+ANSWERS = ("responses_bbq.jsonl", "responses_da.jsonl")
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pvreanalysis")
+    simulate_pv(root, systems=3, cue_gap=True, seed=3)
+    for name in ANSWERS:
+        header, *lines = (root / name).read_text().splitlines()
+        keep = []
+        for line in lines:
+            rec = json.loads(line)
+            if rec["system"] == "sim-system-03":
+                continue
+            if rec["system"] == "sim-system-01" and rec["repeat"] == 0:
+                continue
+            keep.append(line)
+        (root / f"partial_{name}").write_text("\n".join([header, *keep]) + "\n")
+    return root
+
+
+def _ingest(engine, root: Path, *names: str) -> None:
+    for name in names:
+        ingest_path(engine, root / name)
+
+
+def test_gap_verdicts_by_hand() -> None:
+    """se 0.02 gives the 90 % interval gap ± 0.0329; NA stays undetermined."""
+    gaps = pd.DataFrame(
+        {
+            "system": ["a", "b", "c"],
+            "gap": [0.10, -0.02, 0.0],
+            "se": [0.02, 0.0, None],
+            "format_sensitive": pd.array([True, False, pd.NA], dtype="boolean"),
+        }
+    )
+    v = gap_verdicts(gaps)
+    assert list(v["verdict"]) == ["format-sensitive", "not format-sensitive", "undetermined"]
+    assert v.loc[0, "gap_low"] == pytest.approx(0.10 - 0.0329)
+    assert v.loc[0, "gap_high"] == pytest.approx(0.10 + 0.0329)
+    assert v.loc[1, "gap_low"] == v.loc[1, "gap_high"] == pytest.approx(-0.02)
+
+
+def test_first_nothing_then_changed_and_compared(engine, sim: Path, tmp_path: Path) -> None:
+    _ingest(engine, sim, *BANKS, *(f"partial_{n}" for n in ANSWERS))
+    first = reanalyze_pv(engine, tmp_path / "r")
+    assert first.exit_code == EXIT_CHANGED
+    assert first.new_systems == ["sim-system-01", "sim-system-02"]
+    assert sorted(p.suffix for p in first.reports) == [".html", ".pdf"]
+    html = next(p for p in first.reports if p.suffix == ".html").read_text()
+    assert "Prompt-construction variance report" in html and first.changes is None
+    again = reanalyze_pv(engine, tmp_path / "r")
+    assert again.exit_code == EXIT_UNCHANGED and again.analysis_id is None
+    assert len(list((tmp_path / "r").iterdir())) == 2  # nothing written
+    sign_off(engine, first.reports[0], reviewer="Ada", decision="approve")
+    _ingest(engine, sim, *ANSWERS)
+    third = reanalyze_pv(engine, tmp_path / "r")
+    assert third.exit_code == EXIT_CHANGED
+    assert third.changed_systems == ["sim-system-01"] and third.new_systems == ["sim-system-03"]
+    ch = third.changes.set_index("system")
+    old = load_table(engine, "pv_cue_gap_formats", first.analysis_id).set_index("system")
+    new = load_table(engine, "pv_cue_gap_formats", third.analysis_id).set_index("system")
+    assert ch.loc["sim-system-02", "old_gap_pp"] == pytest.approx(old.loc["sim-system-02", "gap"])
+    assert ch.loc["sim-system-02", "new_gap_pp"] == pytest.approx(new.loc["sim-system-02", "gap"])
+    assert ch.loc["sim-system-02", "note"] == "no material change"  # its data did not change
+    assert ch.loc["sim-system-03", "note"].startswith("new system: ")
+    html = next(p for p in third.reports if p.suffix == ".html").read_text()
+    assert "What changed since the last signed report" in html
+
+
+def test_cli_exit_codes_and_refusals(sim: Path, tmp_path: Path) -> None:
+    from cuegap.schema import make_engine, upgrade
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    _ingest(engine, sim, *BANKS, *ANSWERS)
+    engine.dispose()
+    run = CliRunner().invoke
+    base = ["--db", url, "reanalyze", "--design", "prompt-variance", "--out"]
+    res = run(app, [*base, str(tmp_path / "r")])
+    assert res.exit_code == 1 and "new: sim-system-01, sim-system-02, sim-system-03" in res.output
+    res = run(app, [*base, str(tmp_path / "r")])
+    assert res.exit_code == 0 and "Nothing changed" in res.output, res.output
+    res = run(app, [*base, str(tmp_path / "r"), "--bayes"])
+    assert res.exit_code == 2 and "not available for the prompt-variance design" in res.output
+    res = run(app, [*base, str(tmp_path / "r"), "--explicit", "direct"])
+    assert res.exit_code == 2 and "Traceback" not in res.output

@@ -23,7 +23,9 @@ from cuegap.audit.prompt_variance import analyze_prompt_variance
 from cuegap.cli import app
 from cuegap.ingest import ingest_path
 from cuegap.models import _pv_bayes
+from cuegap.reports import render_html
 from cuegap.reports._pv_report import load_pv, pv_section
+from cuegap.reports._pv_standalone import build_pv_report
 from cuegap.reports._render import environment
 from cuegap.simulate import simulate_pv
 
@@ -85,6 +87,8 @@ def test_store_round_trip_reuse_and_report(engine, sim_dir: Path, fake) -> None:
     for part in ('id="fig-pv-bayes-components"><svg', 'id="pv-bayes-components"',
                  'id="pv-nemenyi"'):  # fmt: skip
         assert part in html, part
+    standalone = render_html(build_pv_report(engine)).html  # the design's own report too
+    assert 'id="pv-bayes-components"' in standalone and 'id="pv-nemenyi"' in standalone
 
 
 def test_a_divergence_fails_the_gate_and_is_stored_as_not_converged(

@@ -22,6 +22,7 @@ from cuegap.reports import _pv_figures as figs
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer_versions
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._format import _date, _text
+from cuegap.reports._pv_bayes_report import load_pv_bayes
 from cuegap.reports._pv_report import pv_section
 from cuegap.reports._qa_report import _provenance
 from cuegap.reports._rounding import fmt_num
@@ -51,6 +52,9 @@ class PVReportData:
         Sign-off records to print; empty gives blank lines.
     changes : DataFrame or None
         The "what changed since the last signed report" table of a scheduled re-analysis.
+    bayes : dict or None
+        The newest Bayesian variance-components analysis
+        (:func:`cuegap.reports._pv_bayes_report.load_pv_bayes`), if any.
     """
 
     design: ClassVar[str] = DESIGN
@@ -65,6 +69,7 @@ class PVReportData:
     signoffs: list[dict[str, Any]] = field(default_factory=list)
     changes: pd.DataFrame | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
+    bayes: dict[str, Any] | None = None
 
 
 def build_pv_report(
@@ -118,6 +123,7 @@ def build_pv_report(
         tables=tables,
         provenance=prov,
         signoffs=[dict(s) for s in (signoffs or [])],
+        bayes=load_pv_bayes(engine),
     )
 
 
@@ -178,7 +184,7 @@ def pv_report_context(data: PVReportData) -> dict[str, Any]:
     s = data.settings
     policy = s.get("policy") or {}
     pv = {"id": data.analysis_id, "created_at": data.analysis_created_at, "settings": s,
-          "tables": data.tables}  # fmt: skip
+          "tables": data.tables, "bayes": data.bayes}  # fmt: skip
     return {
         "analysis_id": data.analysis_id,
         "data_fingerprint": data.data_fingerprint,

@@ -125,7 +125,7 @@ def analyze_pv_bayes(
             "system × category)"))  # fmt: skip
         med = comp.groupby(["metric", "component"], sort=False)["share"].agg(["median", "size"])
         for (metric, component), r in med.iterrows():
-            table.add_row(safe(metric), safe(component), f"{r['median']:.2f}", str(r["size"]))
+            table.add_row(safe(metric), safe(component), f"{r['median']:.2f}", str(int(r["size"])))
         console.print(table)
     if result.status != "ok":
         console.print(

@@ -36,7 +36,7 @@ from cuegap.audit import (
 from cuegap.cli import app
 from cuegap.ingest import ingest_path
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate
+from cuegap.simulate import simulate, synthetic_item_bank
 from tests.conftest import pg_database
 
 SETTINGS = AnalysisSettings(n_boot=20)
@@ -64,7 +64,9 @@ def _store(url: str, *files: Path):
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("sim")
-    result = simulate(root / "data", systems=2, seed=11)
+    # 20 dilemmas: every table is still computed, and invariance checks need no more data.
+    bank = synthetic_item_bank(seed=11, n_dilemmas=20)
+    result = simulate(root / "data", systems=2, seed=11, item_bank=bank)
     header, *lines = result.responses_path.read_text().splitlines()
     random.Random(5).shuffle(lines)
     half = len(lines) // 2

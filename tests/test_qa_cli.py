@@ -125,21 +125,31 @@ def test_a_store_with_both_designs_asks_which(store: dict, tmp_path: Path) -> No
 
 
 def test_bayesian_fit_is_stored_gated_and_used_by_the_report(store: dict, tmp_path: Path) -> None:
+    """The CLI's QA Bayesian fit, stored and shown by the report, on the path the gate closes.
+
+    Ten draws after ten tuning steps (and the retry's 20 after 510) cannot pass the gate, so
+    the outcome is fixed rather than left to the sampler, and cheap: every posterior verdict
+    is inconclusive, the CLI says how to sample longer, and the report says why. (At 300
+    draws, as before, the fit missed the gate here too, after minutes of sampling.) A fit
+    that converges is checked in test_qa_bayes.py.
+    """
     db = _copy(store["db"], tmp_path / "bayes.db")
-    out = cli(db, "analyze", "--bayes", "--boot", 300, "--draws", 300, "--chains", 2)
+    out = cli(db, "analyze", "--bayes", "--boot", 300, "--draws", 10, "--chains", 2)
     assert "QA Bayesian analysis" in out and "Verdicts (posterior)" in out
+    assert "did not converge" in out and "--bayes --draws 20 --chains 4" in out
     engine = make_engine(f"sqlite:///{db}")
     from cuegap.audit import load_table
 
     diag = load_table(engine, "qa_bayes_diagnostics")
+    assert len(diag) == 2 and not diag["passed"].any()  # the first attempt and its retry
     gap = load_table(engine, "qa_bayes_gap")
     assert set(gap["system"]) == set(store["truth"])
+    verdicts = load_table(engine, "verdicts", kind="qa_bayesian")
+    assert set(verdicts["system"]) == set(store["truth"])
+    assert (verdicts["verdict"] == "inconclusive").all()
     report = cli(db, "report", "--out", tmp_path / "r", "--format", "html")
     html = Path(re.search(r"HTML report \d+: (\S+)", report).group(1)).read_text()
-    if bool(diag["passed"].iloc[-1]):
-        assert "the Bayesian posterior" in html and "rank by G" in html
-    else:
-        assert "did not converge" in html and "rank by G" not in html
+    assert "did not converge" in html and "rank by G" not in html
     engine.dispose()
 
 

@@ -20,7 +20,7 @@ from cuegap.reanalysis import (
     reanalyze,
 )
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate
+from cuegap.simulate import simulate, synthetic_item_bank
 
 SETTINGS = AnalysisSettings(n_boot=50)
 
@@ -28,7 +28,10 @@ SETTINGS = AnalysisSettings(n_boot=50)
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("reanalysis")
-    sim = simulate(root / "data", systems=2, seed=21)
+    # 20 dilemmas: re-analysis compares stored verdicts, whatever their size; a small bank
+    # keeps each of the several analyses per test cheap.
+    bank = synthetic_item_bank(seed=21, n_dilemmas=20)
+    sim = simulate(root / "data", systems=2, seed=21, item_bank=bank)
     path = root / "base.db"
     engine = make_engine(f"sqlite:///{path}")
     upgrade(engine)

@@ -88,7 +88,8 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A report of a small simulated audit (one system with a 112-character name), signed
     twice (a long-named reviewer rejects, Ada approves), re-rendered signed as PDF."""
     root = tmp_path_factory.mktemp("signed-pdf")
-    sim = simulate(root / "sim", systems=3, seed=5, item_bank=synthetic_item_bank(seed=5))
+    bank = synthetic_item_bank(seed=5, n_dilemmas=20)
+    sim = simulate(root / "sim", systems=3, seed=5, item_bank=bank)
     text = sim.responses_path.read_text("utf-8")
     sim.responses_path.write_text(
         text.replace(json.dumps("sim-system-02"), json.dumps(LONG_SYSTEM)), "utf-8"

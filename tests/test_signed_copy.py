@@ -24,7 +24,7 @@ from cuegap.models import Policy
 from cuegap.reanalysis import publish_report
 from cuegap.reports import content_hash
 from cuegap.schema import Report, make_engine, upgrade
-from cuegap.simulate import simulate
+from cuegap.simulate import simulate, synthetic_item_bank
 
 runner = CliRunner()
 
@@ -58,9 +58,11 @@ def template(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Audit
             url = stack.enter_context(pg_database())
         engine = make_engine(url)
         upgrade(engine)
-        sim = simulate(data / "sim", systems=3, seed=11)
-        (data / "first.jsonl").write_text(_lines(sim.responses_path, 6, 0))
-        (data / "later.jsonl").write_text(_lines(sim.responses_path, 6, 1))
+        # 20 dilemmas, every other line: a sixth of the work of the full bank
+        bank = synthetic_item_bank(seed=11, n_dilemmas=20)
+        sim = simulate(data / "sim", systems=3, seed=11, item_bank=bank)
+        (data / "first.jsonl").write_text(_lines(sim.responses_path, 2, 0))
+        (data / "later.jsonl").write_text(_lines(sim.responses_path, 2, 1))
         ingest_path(engine, sim.itembank_path)
         ingest_path(engine, data / "first.jsonl")
         result = analyze(engine, AnalysisSettings(n_boot=20))

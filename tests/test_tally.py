@@ -31,7 +31,7 @@ from cuegap.schema import (
     upgrade,
 )
 from cuegap.schema._migrate import alembic_config
-from cuegap.simulate import simulate
+from cuegap.simulate import simulate, synthetic_item_bank
 
 COUNTS = {
     "decision": (decision_counts, ["favor", "favor_trials", "against", "against_trials"]),
@@ -57,7 +57,10 @@ def _repeated(src: Path, dst: Path, repeats: range) -> None:
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("tally")
-    result = simulate(root / "sim", systems=2, seed=11)
+    # 20 dilemmas (8,720 responses) are enough: each repeat file still brings thousands of
+    # repeat rows, so the loader merges them across files and chunks as at full size.
+    bank = synthetic_item_bank(seed=11, n_dilemmas=20)
+    result = simulate(root / "sim", systems=2, seed=11, item_bank=bank)
     return root, result
 
 

@@ -26,7 +26,7 @@ from cuegap.compliance import generate_key, sign_off, verify, write_witness
 from cuegap.ingest import ingest_path
 from cuegap.reanalysis import publish_report
 from cuegap.schema import ledger, make_engine, upgrade
-from cuegap.simulate import simulate
+from cuegap.simulate import simulate, synthetic_item_bank
 
 BLOB = b"CDF\x01 stand-in posterior bytes for the tamper suite"
 
@@ -53,8 +53,11 @@ def _subsample(src: Path, dst: Path, every: int = 12) -> None:
 
 
 def _build(engine: Engine, root: Path) -> tuple[Path, dict[str, Path]]:
-    sim = simulate(root / "sim", systems=3, seed=7)
-    _subsample(sim.responses_path, root / "responses.jsonl")
+    # A 24-dilemma bank, every third line: as many responses as every twelfth line of the
+    # full bank, at a quarter of the simulation's cost (the edits need a store, not power).
+    bank = synthetic_item_bank(seed=7, n_dilemmas=24)
+    sim = simulate(root / "sim", systems=3, seed=7, item_bank=bank)
+    _subsample(sim.responses_path, root / "responses.jsonl", every=3)
     upgrade(engine)
     ingest_path(engine, sim.itembank_path)
     ingest_path(engine, root / "responses.jsonl")

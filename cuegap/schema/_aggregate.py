@@ -6,28 +6,31 @@ count table. Statistics in :mod:`cuegap.models` work on that table only. The que
 the response tally (:mod:`cuegap.schema._tally`), which the loader keeps with one row per
 distinct answer, so their cost follows the study design rather than the number of
 responses (repeats of a prompt add to a row's ``n``, not rows).
+
+Here: the decision counts (Favor / Against) and the could-be status counts. The
+data-quality counts are in :mod:`cuegap.schema._quality_counts`, the annotation and system
+tables in :mod:`cuegap.schema._meta_tables`; every name stays importable from here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-import orjson
 import pandas as pd
 from sqlalchemy import Integer, and_, case, false, func, literal, select, true
 from sqlalchemy.engine import Connection, Engine
 
+from cuegap.schema._count_frames import _in_key_order, _types
+from cuegap.schema._meta_tables import annotation_table, system_table
+from cuegap.schema._quality_counts import (
+    ABSTENTION_COLUMNS,
+    PARSE_STATUSES,
+    PUZZLE_CONDITIONS,
+    RECOVERY_COLUMNS,
+    abstention_counts,
+    recovery_counts,
+)
 from cuegap.schema._queries import read_frame
 from cuegap.schema._snapshot import connected
-from cuegap.schema._tables import (
-    Annotation,
-    Dilemma,
-    Item,
-    ItemBank,
-    ItemIndividual,
-    System,
-)
+from cuegap.schema._tables import Dilemma, Item, ItemIndividual, System
 from cuegap.schema._tally import ResponseTally
 
 #: The tally (see :mod:`cuegap.schema._tally`): one row per distinct answer, ``n`` responses.
@@ -253,191 +256,17 @@ def status_counts(engine: Engine | Connection) -> pd.DataFrame:
     return _in_key_order(df, STATUS_COLUMNS[:9])
 
 
-PUZZLE_CONDITIONS = ("puzzled", "formal_named")
-PARSE_STATUSES = ("ok", "partial", "refusal", "invalid", "empty")
-ABSTENTION_COLUMNS = (
-    "system",
-    "condition",
-    "difficulty",
-    "consequences",
-    "probe",
-    "responses",
-    "abstained",
-    *PARSE_STATUSES,
-)
-
-
-def abstention_counts(engine: Engine | Connection) -> pd.DataFrame:
-    """Responses, abstentions and parse outcomes per system, condition and probe.
-
-    Returns
-    -------
-    DataFrame
-        One row per (system, condition, difficulty, consequences, probe) with integer
-        columns ``responses``, ``abstained`` and one per parse status (``ok``, ``partial``,
-        ``refusal``, ``invalid``, ``empty``).
-
-    Notes
-    -----
-    Appendix C / Table 8 of the seed paper: responses outside the valid answer set are
-    abstentions; they are excluded from the bias computation and reported as rates.
-    """
-    r = _T
-    keys = [System.name.label("system"), r.condition, r.difficulty, r.consequences, r.probe]
-    stmt = (
-        select(
-            *keys,
-            func.sum(r.n).cast(Integer).label("responses"),
-            func.sum(case((r.abstained.is_(True), r.n), else_=0)).cast(Integer).label("abstained"),
-            *[
-                func.sum(case((r.parse_status == s, r.n), else_=0)).cast(Integer).label(s)
-                for s in PARSE_STATUSES
-            ],
-        )
-        .select_from(r)
-        .join(System, System.id == r.system_id)
-        .group_by(*keys)
-    )
-    df = read_frame(engine, stmt)
-    df = _types(df, ints=("responses", "abstained", *PARSE_STATUSES), bools=("consequences",))
-    return _in_key_order(df, ABSTENTION_COLUMNS[:5])
-
-
-RECOVERY_COLUMNS = (
-    "system",
-    "condition",
-    "difficulty",
-    "consequences",
-    "prompt_variant",
-    "solution_shape",
-    "responses",
-    "slots",
-    "parsable",
-    "correct",
-)
-
-
-def recovery_counts(engine: Engine | Connection) -> pd.DataFrame:
-    """Puzzle recovery: per (item, individual) slot, was the answer parsable and correct?
-
-    Returns
-    -------
-    DataFrame
-        One row per (system, condition, difficulty, consequences, prompt_variant,
-        solution_shape) with ``responses`` (main answers to items with a puzzle),
-        ``slots`` (their individuals), ``parsable`` (slots the parsed JSON assignment
-        names; labels that are not the item's individuals do not count) and ``correct``
-        (slots whose every attribute was recovered).
-
-    Notes
-    -----
-    Tables 5 and 6 of the seed paper: accuracy is correct / slots, parsability is
-    parsable / slots, and parsable-but-incorrect is parsable - correct.
-    """
-    r = _T
-    stmt = (
-        select(
-            System.name.label("system"),
-            r.condition,
-            r.difficulty,
-            r.consequences,
-            r.prompt_variant,
-            Item.solution_shape,
-            r.item_id,
-            r.assignment,
-            r.recovered,
-            r.n,
-        )
-        .select_from(r)
-        .join(System, System.id == r.system_id)
-        .join(Item, Item.id == r.item_id)
-        .where(r.probe == "main", r.condition.in_(PUZZLE_CONDITIONS))
-    )
-    totals: dict[tuple[Any, ...], list[int]] = {}
-    with connected(engine) as conn:
-        labels: dict[int, set[str]] = {}  # the item's individuals, as the parser's keys
-        for item_id, label in conn.execute(select(ItemIndividual.item_id, ItemIndividual.label)):
-            labels.setdefault(item_id, set()).add(str(label).upper())
-        for row in conn.execute(stmt):
-            slots = labels.get(row.item_id)
-            if not slots:
-                continue  # a puzzle without individuals has no slots to recover
-            key = tuple(row[:6])
-            n = int(row.n)  # responses sharing this answer
-            assignment = orjson.loads(row.assignment) if row.assignment else None
-            acc = totals.setdefault(key, [0, 0, 0, 0])
-            acc[0] += n
-            acc[1] += n * len(slots)
-            if assignment:  # a slot is parsable when the answer names that individual
-                acc[2] += n * len(slots.intersection(str(k).upper() for k in assignment))
-            acc[3] += n * len(row.recovered or "")
-    df = pd.DataFrame(
-        [(*k, *v) for k, v in sorted(totals.items(), key=lambda kv: repr(kv[0]))],
-        columns=list(RECOVERY_COLUMNS),
-    )
-    return _types(df, ints=("responses", "slots", "parsable", "correct"), bools=("consequences",))
-
-
-def _in_key_order(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """Rows sorted by their group keys, NULLs first, text by code point (as SQLite groups).
-
-    GROUP BY promises no order, and PostgreSQL's hash aggregation returns groups in any
-    order (and sorts text by its collation): sorting here makes every backend return the
-    same table, row for row.
-    """
-    if df.empty:
-        return df.reset_index(drop=True)
-    return df.sort_values(list(keys), na_position="first", kind="stable").reset_index(drop=True)
-
-
-def _types(df: pd.DataFrame, *, ints: Sequence[str], bools: Sequence[str]) -> pd.DataFrame:
-    for col in ints:
-        df[col] = df[col].astype("int64")
-    for col in bools:
-        df[col] = df[col].astype(bool)
-    return df
-
-
-def annotation_table(engine: Engine | Connection) -> pd.DataFrame:
-    """Per-annotator labels of the item banks' dilemmas, long format.
-
-    Returns
-    -------
-    DataFrame
-        Columns ``item_bank``, ``dilemma``, ``annotator``, ``field`` (person_status,
-        benefit_option, sys1, sys2) and ``value``; empty when no annotator labels were
-        ingested.
-    """
-    stmt = (
-        select(
-            ItemBank.name.label("item_bank"),
-            Dilemma.dilemma_key.label("dilemma"),
-            Annotation.annotator,
-            Annotation.field,
-            Annotation.value,
-        )
-        .join(Dilemma, Dilemma.id == Annotation.dilemma_id)
-        .join(ItemBank, ItemBank.id == Dilemma.bank_id)
-        .order_by(ItemBank.name, Dilemma.dilemma_key, Annotation.annotator, Annotation.field)
-    )
-    return read_frame(engine, stmt)
-
-
-def system_table(engine: Engine | Connection) -> pd.DataFrame:
-    """The audited systems with their metadata keys as columns.
-
-    Returns
-    -------
-    DataFrame
-        ``system``, ``provider``, ``version``, then one column per metadata key (e.g.
-        ``capability``, ``alignment``) as the runner supplied it.
-    """
-    stmt = select(System.name, System.provider, System.version, System.meta).order_by(System.name)
-    with connected(engine) as conn:
-        rows = conn.execute(stmt).fetchall()
-    records = []
-    for name, provider, version, meta in rows:
-        if isinstance(meta, str):
-            meta = orjson.loads(meta)
-        records.append({"system": name, "provider": provider, "version": version, **(meta or {})})
-    return pd.DataFrame(records, columns=None if records else ["system", "provider", "version"])
+__all__ = [
+    "ABSTENTION_COLUMNS",
+    "COUNT_COLUMNS",
+    "PARSE_STATUSES",
+    "PUZZLE_CONDITIONS",
+    "RECOVERY_COLUMNS",
+    "STATUS_COLUMNS",
+    "abstention_counts",
+    "annotation_table",
+    "decision_counts",
+    "recovery_counts",
+    "status_counts",
+    "system_table",
+]

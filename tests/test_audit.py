@@ -312,7 +312,9 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
     assert len(pd.read_csv(out)) == len(freq)
     res = runner.invoke(app, [*args[:-1], "bayes"])
     assert res.exit_code == 2
-    assert "kind must be one of frequentist, bayesian, qa, qa_bayesian" in res.output
+    assert "kind must be one of frequentist, bayesian, qa, qa_bayesian, prompt_variance" in (
+        res.output
+    )
     res = runner.invoke(app, [*args[:-2], "--kind", "bayesian", "--analysis", str(freq_id)])
     assert res.exit_code == 2
     assert f"no result table 'verdicts' in analysis {freq_id} of a bayesian analysis" in res.output
@@ -355,3 +357,18 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
     assert report.bayes is not None
     with pytest.raises(KeyError, match="no stored Bayesian fit"):
         load_idata(engine, 999)
+
+
+def test_every_design_kind_can_be_named(tmp_path: Path) -> None:
+    """Every design's stored kind is accepted by load_table (an absent table is a
+    KeyError, not a refused kind)."""
+    from cuegap.audit._pv_bayes import BAYES_KIND as PV_BAYES
+    from cuegap.audit.prompt_variance import KIND as PV
+    from cuegap.audit.qa import BAYES_KIND as QA_BAYES
+    from cuegap.audit.qa import KIND as QA
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'k.db'}")
+    upgrade(engine)
+    for kind in ("frequentist", "bayesian", QA, QA_BAYES, PV, PV_BAYES):
+        with pytest.raises(KeyError):
+            load_table(engine, "verdicts", kind=kind)

@@ -18,8 +18,15 @@ from cuegap.audit._table_codec import table_from_json
 from cuegap.models import condition_label
 from cuegap.schema import Analysis, AnalysisTable
 
-#: Kinds of stored analyses: the dilemma design's and the QA design's.
-ANALYSIS_KINDS = ("frequentist", "bayesian", "qa", "qa_bayesian")
+#: Kinds of stored analyses, per design: dilemma, QA, prompt variance.
+ANALYSIS_KINDS = (
+    "frequentist",
+    "bayesian",
+    "qa",
+    "qa_bayesian",
+    "prompt_variance",
+    "pv_bayesian",
+)
 
 
 def list_analyses(engine: Engine) -> pd.DataFrame:

@@ -38,7 +38,7 @@ import orjson
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.engine import Connection
 
-from cuegap.schema import _qa_ledger
+from cuegap.schema import _conv_ledger, _qa_ledger
 from cuegap.schema._tables import (
     Analysis,
     AnalysisArtifact,
@@ -150,6 +150,7 @@ def batch_parts(conn: Connection, batch_id: int) -> dict[str, str] | None:
         "responses": _bulk_digest(conn, "response", RESPONSE_COLUMNS, batch_id),
         "quarantine": _bulk_digest(conn, "quarantine", QUARANTINE_COLUMNS, batch_id),
         **_qa_ledger.qa_batch_parts(conn, batch_id),
+        **_conv_ledger.conv_batch_parts(conn, batch_id),
     }
 
 

@@ -145,6 +145,7 @@ def simulate_conv(
     scale: str = "small",
     seed: int = 0,
     fail_rate: float = 0.01,
+    questions: int | None = None,
     iden_effects: Mapping[tuple[str, ...], float] | None = None,
     base_reveal_effects: Mapping[tuple[str, ...], float] | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -164,6 +165,8 @@ def simulate_conv(
     seed : int, default 0
     fail_rate : float, default 0.01
         Share of conversations written as ``failed`` after round 0.
+    questions : int, optional
+        Questions per category instead of the scale's (e.g. 1 for a quick test).
     iden_effects, base_reveal_effects : mapping, optional
         Planted logit effects (:func:`cuegap.models.simulate_conv_counts`); default
         :data:`IDEN_EFFECTS` and :data:`BASE_REVEAL_EFFECTS`.
@@ -180,6 +183,10 @@ def simulate_conv(
         raise ValueError(f"fail_rate must be in [0, 1), but got {fail_rate!r}")
     out = Path(out_dir)
     plan = PAPER if scale == "paper" else SMALL
+    if questions is not None:
+        if questions < 1:
+            raise ValueError(f"questions must be >= 1, but got {questions!r}")
+        plan = {b: (cats, questions) for b, (cats, _q) in plan.items()}
     names = [f"sim/system-{k + 1:02d}" for k in range(systems)]
     cells = conv_design(systems=names, benchmarks={b: c for b, (c, _q) in plan.items()})
     truth = simulate_conv_counts(

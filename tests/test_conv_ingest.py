@@ -24,8 +24,14 @@ from sqlalchemy import func, select
 from cuegap.compliance import verify
 from cuegap.ingest import detect_reader, ingest_path
 from cuegap.models import conv_transition_counts
-from cuegap.schema import ConvConfig, Conversation, ConvOpinion, IngestBatch, Quarantine
-from cuegap.schema import conv_counts
+from cuegap.schema import (
+    ConvConfig,
+    Conversation,
+    ConvOpinion,
+    IngestBatch,
+    Quarantine,
+    conv_counts,
+)
 
 WS = Path(__file__).parent / "data" / "conv" / "ws"
 T = WS / "experiment" / "bbq_age_sampled"

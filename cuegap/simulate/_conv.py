@@ -146,6 +146,7 @@ def simulate_conv(
     seed: int = 0,
     fail_rate: float = 0.01,
     questions: int | None = None,
+    fraction: float = 1.0,
     iden_effects: Mapping[tuple[str, ...], float] | None = None,
     base_reveal_effects: Mapping[tuple[str, ...], float] | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -167,6 +168,8 @@ def simulate_conv(
         Share of conversations written as ``failed`` after round 0.
     questions : int, optional
         Questions per category instead of the scale's (e.g. 1 for a quick test).
+    fraction : float, default 1
+        Scales the questions per category (at least 1 each), e.g. 0.1 for a tenth.
     iden_effects, base_reveal_effects : mapping, optional
         Planted logit effects (:func:`cuegap.models.simulate_conv_counts`); default
         :data:`IDEN_EFFECTS` and :data:`BASE_REVEAL_EFFECTS`.
@@ -187,6 +190,9 @@ def simulate_conv(
         if questions < 1:
             raise ValueError(f"questions must be >= 1, but got {questions!r}")
         plan = {b: (cats, questions) for b, (cats, _q) in plan.items()}
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], but got {fraction!r}")
+    plan = {b: (cats, max(1, round(q * fraction))) for b, (cats, q) in plan.items()}
     names = [f"sim/system-{k + 1:02d}" for k in range(systems)]
     cells = conv_design(systems=names, benchmarks={b: c for b, (c, _q) in plan.items()})
     truth = simulate_conv_counts(

@@ -166,3 +166,28 @@ def test_bad_unit_is_refused(engine) -> None:
     with pytest.raises(ValueError, match="unit should be one of question, persona, category"):
         conv_counts(engine, unit="round")
     assert conv_counts(engine).empty
+
+
+def test_tally_matches_the_opinions_and_verify_names_an_edit(engine) -> None:
+    """Without a unit conv_counts reads the tally the loader keeps; summed over questions
+    the per-question self-join must give the same cells, and an edited tally is named."""
+    from sqlalchemy import update
+
+    from cuegap.schema import ConvTally, compact_conv_tally, conv_tally_mismatches
+
+    ingest_path(engine, WS)
+    ingest_path(engine, T / "both_swap.json")  # a second pass: a duplicate, no new row
+    per_q = conv_counts(engine, unit="question").drop(columns="question")
+    keys = [c for c in per_q.columns if c not in COLS]
+    summed = per_q.groupby(keys, as_index=False)[COLS].sum()
+    pd.testing.assert_frame_equal(conv_counts(engine), summed, check_dtype=False)
+    with engine.connect() as conn:
+        assert compact_conv_tally(conn, min_rows=1)  # merged: one row per configuration
+        assert conn.execute(select(func.count()).select_from(ConvTally)).scalar() == 3
+        assert conv_tally_mismatches(conn) == 0
+    pd.testing.assert_frame_equal(conv_counts(engine), summed, check_dtype=False)
+    with engine.begin() as conn:
+        conn.execute(update(ConvTally).values(iden_shift=ConvTally.iden_shift + 1))
+    result = verify(engine)
+    assert not result.ok
+    assert any("conversation tally: 3 configuration(s)" in p for p in result.problems)

@@ -35,6 +35,7 @@ from cuegap.ingest._summary import IngestSummary, Progress, file_sha256
 from cuegap.ingest._validate import text_problem
 from cuegap.ingest.mac_conversation import ConvRecord
 from cuegap.schema import ConvAgent, ConvConfig, Conversation, ConvOpinion, IngestBatch, Run
+from cuegap.schema._conv_tally import compact_conv_tally, tally_chunk
 
 #: Transcripts per transaction: each keeps its raw JSON text, so batches stay small.
 CONV_BATCH = 2_000
@@ -95,6 +96,8 @@ class ConversationLoader(_IngestPass):
         self._finish("completed", None)
         s = self.summary
         if s.stored:
+            with self.engine.connect() as conn:  # one tally row per configuration again
+                compact_conv_tally(conn)
             with self.engine.begin() as conn:  # fresh planner statistics for conv_counts
                 if conn.dialect.name == "sqlite":
                     conn.execute(text("PRAGMA analysis_limit=1000"))
@@ -225,8 +228,10 @@ class ConversationLoader(_IngestPass):
                     )
                     rec = recs[tid]
                     self._quarantine(quarantine, rec.line, rec.raw, _conflict(rec, where), None)
-            if opinions:
+            if opinions:  # counted in the same transaction: the tally never lags
                 conn.execute(insert(ConvOpinion), opinions)
+                new_ids = [o["conversation_id"] for o in opinions]
+                tally_chunk(conn, self.batch_id, min(new_ids), max(new_ids))
             if quarantine:
                 conn.execute(
                     _upsert_quarantine(conn), in_key_order(quarantine, "source_sha256", "line_no")

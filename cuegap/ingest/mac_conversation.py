@@ -291,6 +291,7 @@ def read(path: Path, *, total: int | None = None) -> ResponseStream:
         with f.open("rb") as fh:
             if f.suffix.lower() != ".jsonl":
                 data = fh.read()
+                done[0] += len(data)
                 text = data.decode("utf-8", "replace")
                 try:
                     obj = orjson.loads(data)
@@ -309,6 +310,7 @@ def read(path: Path, *, total: int | None = None) -> ResponseStream:
                     continue
                 line = first + k if is_dir else entry[0]
                 yield record(entry[2], line, entry[1], f, snaps, source)
+            done[0] += fh.tell()
 
     def records() -> Iterator[ConvRecord | Rejected]:
         n = 1
@@ -316,7 +318,6 @@ def read(path: Path, *, total: int | None = None) -> ResponseStream:
             for rec in one_file(f, n):
                 n += 1
                 yield rec
-            done[0] += f.stat().st_size
 
     run = RunInfo(runner="mac-fairness")
     return ResponseStream(run=run, records=records(), position=lambda: done[0], total=total)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuegap.schema import _ledger as ledger
 from cuegap.schema._conv_tables import ConvAgent, ConvConfig, Conversation, ConvOpinion
+from cuegap.schema._conv_tally import ConvTally, compact_conv_tally, conv_tally_mismatches
 from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
 from cuegap.schema._migrate import (
     current_revision,
@@ -69,6 +70,7 @@ __all__ = [
     "ConvAgent",
     "ConvConfig",
     "ConvOpinion",
+    "ConvTally",
     "Conversation",
     "Dilemma",
     "IndividualAxis",
@@ -95,9 +97,11 @@ __all__ = [
     "System",
     "abstention_counts",
     "annotation_table",
+    "compact_conv_tally",
     "compact_qa_tally",
     "compact_tally",
     "conv_counts",
+    "conv_tally_mismatches",
     "current_revision",
     "decision_counts",
     "describe_url",

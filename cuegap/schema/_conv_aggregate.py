@@ -1,10 +1,7 @@
 r"""The conversation design's count frame, aggregated in SQL (the input of
 :func:`cuegap.models.conv_shift_rates` and the other conversation statistics).
 
-One statement: the identity agent's opinion in round r − 1 is joined to the baseline's
-in the same round and to both agents' opinions in round r (a self-join of
-``conv_opinion`` on (conversation, round)); the transitions with prior disagreement are
-summed per conversation, then per cell. With o_a^(r) agent a's opinion in round r, a
+Counting rule (seed 003, Eqs. 1-2). With o_a^(r) agent a's opinion in round r, a
 transition r − 1 → r (rounds 0-indexed, both present) counts
 
 * in ``iden_disagree`` when o_iden^(r−1) ≠ o_base^(r−1) (both known) and o_iden^(r) is
@@ -12,26 +9,29 @@ transition r − 1 → r (rounds 0-indexed, both present) counts
 * in ``base_disagree`` / ``base_shift`` symmetrically for the baseline agent.
 
 So a move to a third option counts in the denominator only, a transition after
-agreement counts nowhere and a one-round conversation has no transition: seed 003,
-Eqs. 1-2, exactly as :func:`cuegap.models.conv_transition_counts` counts them (the tests
-hold the two to the same numbers on both backends).
+agreement counts nowhere and a one-round conversation has no transition, exactly as
+:func:`cuegap.models.conv_transition_counts` counts them (the tests hold the two to the
+same numbers on both backends).
+
+SQL. The counts come from one self-join of ``conv_opinion`` (the identity agent's round
+r − 1 opinion joined to the baseline's in the same round and to both agents' round r
+opinions), summed per conversation and grouped per cell
+(:func:`cuegap.schema._conv_tally.per_conversation`). The loader runs that join once per
+chunk of new conversations and keeps the sums per configuration in ``conv_tally``; so
+without a unit :func:`conv_counts` is one GROUP BY over the tally, whose cost grows with
+the configurations and not with the transcripts. Per question (``unit="question"``, a
+frame with one row per configuration and question) it runs the self-join over the stored
+opinions.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
-from sqlalchemy import and_, case, func, literal, select
+from sqlalchemy import func, literal, select
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.schema._conv_tables import (
-    BASELINE,
-    IDENTITY,
-    ConvConfig,
-    Conversation,
-    ConvOpinion,
-)
+from cuegap.schema._conv_tables import ConvConfig, Conversation
+from cuegap.schema._conv_tally import CONV_COUNTS, ConvTally, per_conversation
 from cuegap.schema._snapshot import connected
 from cuegap.schema._tables import System
 
@@ -45,54 +45,9 @@ CONV_KEYS = (
     "instantiation",
     "reveal",
 )
-#: The four transition counts of a cell.
-CONV_COUNTS = ("iden_disagree", "iden_shift", "base_disagree", "base_shift")
 #: Unit columns ``conv_counts(unit=...)`` accepts; only ``question`` adds a column.
 CONV_UNITS = ("question", "persona", "category")
 NULL = "none"
-
-
-def _per_conversation() -> Any:
-    """Transition counts per conversation (only conversations with prior disagreement)."""
-    o = ConvOpinion.__table__
-    pi, pb, ci, cb = (o.alias(n) for n in ("pi", "pb", "ci", "cb"))
-
-    def one(cond: object) -> object:
-        return func.sum(case((cond, 1), else_=0))
-
-    same = pi.c.conversation_id
-    return (
-        select(
-            same.label("cid"),
-            one(ci.c.opinion.isnot(None)).label("iden_disagree"),
-            one(ci.c.opinion == pb.c.opinion).label("iden_shift"),
-            one(cb.c.opinion.isnot(None)).label("base_disagree"),
-            one(cb.c.opinion == pi.c.opinion).label("base_shift"),
-        )
-        .select_from(pi)
-        .join(
-            pb,
-            and_(pb.c.conversation_id == same, pb.c.round == pi.c.round, pb.c.role == BASELINE),
-        )
-        .join(
-            ci,
-            and_(ci.c.conversation_id == same, ci.c.round == pi.c.round + 1, ci.c.role == IDENTITY),
-            isouter=True,
-        )
-        .join(
-            cb,
-            and_(cb.c.conversation_id == same, cb.c.round == pi.c.round + 1, cb.c.role == BASELINE),
-            isouter=True,
-        )
-        .where(
-            pi.c.role == IDENTITY,
-            pi.c.opinion.isnot(None),
-            pb.c.opinion.isnot(None),
-            pi.c.opinion != pb.c.opinion,
-        )
-        .group_by(same)
-        .subquery("t")
-    )
 
 
 def conv_counts(conn: Connection | Engine, *, unit: str | None = None) -> pd.DataFrame:
@@ -126,8 +81,9 @@ def conv_counts(conn: Connection | Engine, *, unit: str | None = None) -> pd.Dat
 
     Notes
     -----
-    One SQL statement: a self-join of ``conv_opinion`` (rounds r − 1 and r of both
-    agents), summed per conversation and then grouped per cell. See the module
+    One SQL statement: a GROUP BY over the tally the loader keeps per configuration
+    (cost independent of the number of transcripts), or with ``unit="question"`` over a
+    self-join of ``conv_opinion`` (rounds r − 1 and r of both agents). See the module
     docstring for the counting rule (seed 003, Eqs. 1-2).
     """
     if unit is not None and unit not in CONV_UNITS:
@@ -135,7 +91,6 @@ def conv_counts(conn: Connection | Engine, *, unit: str | None = None) -> pd.Dat
             f"conv_counts: unit should be one of {', '.join(CONV_UNITS)} or None, but got {unit!r}"
         )
     c, g, s = Conversation.__table__, ConvConfig.__table__, System.__table__
-    t = _per_conversation()
     keys = [
         s.c.name.label("system"),
         g.c.benchmark.label("benchmark"),
@@ -145,17 +100,28 @@ def conv_counts(conn: Connection | Engine, *, unit: str | None = None) -> pd.Dat
         g.c.instantiation.label("instantiation"),
         g.c.reveal.label("reveal"),
     ]
-    if unit == "question":
+    if unit == "question":  # per conversation: the self-join over the opinions
         keys.append(c.c.question_id.label("question"))
-    sums = [func.coalesce(func.sum(t.c[n]), 0).label(n) for n in CONV_COUNTS]
-    stmt = (
-        select(*keys, *sums, func.count().label("conversations"))
-        .select_from(c)
-        .join(g, g.c.id == c.c.config_id)
-        .join(s, s.c.id == g.c.system_id)
-        .join(t, t.c.cid == c.c.id, isouter=True)
-        .group_by(*keys)
-    )
+        t = per_conversation()
+        sums = [func.coalesce(func.sum(t.c[n]), 0).label(n) for n in CONV_COUNTS]
+        stmt = (
+            select(*keys, *sums, func.count().label("conversations"))
+            .select_from(c)
+            .join(g, g.c.id == c.c.config_id)
+            .join(s, s.c.id == g.c.system_id)
+            .join(t, t.c.cid == c.c.id, isouter=True)
+            .group_by(*keys)
+        )
+    else:  # per cell: the tally the loader keeps
+        tally = ConvTally.__table__
+        sums = [func.sum(tally.c[n]).label(n) for n in (*CONV_COUNTS, "conversations")]
+        stmt = (
+            select(*keys, *sums)
+            .select_from(tally)
+            .join(g, g.c.id == tally.c.config_id)
+            .join(s, s.c.id == g.c.system_id)
+            .group_by(*keys)
+        )
     with connected(conn) as cx:
         rows = cx.execute(stmt).fetchall()
     names = [k.key for k in keys]

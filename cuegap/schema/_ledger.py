@@ -7,8 +7,8 @@ it, in the same transaction:
 kind       digest covers
 ========== ================================================================================
 ``batch``  an ingest pass: its record and counts, its run (runner, settings), every
-           response row it stored (QA responses and their factors too) and every line it
-           quarantined
+           response row it stored (QA responses and their factors, conversations and
+           their opinions too) and every line it quarantined
 ``bank``   an item bank: its record, dilemmas, annotations, items and individuals (and
            their demographic axes), or its QA items, options and option axes
 ``system`` an audited system's name, version, provider and metadata (a new entry each

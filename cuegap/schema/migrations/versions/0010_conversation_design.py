@@ -7,8 +7,10 @@ Create Date: 2026-11-25 18:00:00.000000
 Adds the tables of the multi-agent conversation design (seed 003, §4-5; see
 :mod:`cuegap.schema._conv_tables`): ``conv_config`` (one resolved MAC-Fairness config
 snapshot), ``conv_agent``, ``conversation`` (one transcript, raw JSON kept) and
-``conv_opinion`` (each agent's opinion and rationale per round). New tables only: stores
-of earlier revisions keep every row. Downgrading drops them.
+``conv_opinion`` (each agent's opinion and rationale per round) and ``conv_tally`` (the
+transition counts per configuration that the count query reads; see
+:mod:`cuegap.schema._conv_tally`). New tables only, empty: stores of earlier revisions
+keep every row. Downgrading drops them.
 """
 
 from __future__ import annotations
@@ -109,9 +111,28 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("conversation_id", "round", "role"),
     )
+    op.create_table(
+        "conv_tally",
+        sa.Column("id", _BigInt, nullable=False),
+        sa.Column("batch_id", sa.Integer(), nullable=True),
+        sa.Column("config_id", sa.Integer(), nullable=False),
+        sa.Column("iden_disagree", sa.Integer(), nullable=False),
+        sa.Column("iden_shift", sa.Integer(), nullable=False),
+        sa.Column("base_disagree", sa.Integer(), nullable=False),
+        sa.Column("base_shift", sa.Integer(), nullable=False),
+        sa.Column("conversations", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(["batch_id"], ["ingest_batch.id"]),
+        sa.ForeignKeyConstraint(["config_id"], ["conv_config.id"]),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.create_index(op.f("ix_conv_tally_batch_id"), "conv_tally", ["batch_id"], unique=False)
+    op.create_index(op.f("ix_conv_tally_config_id"), "conv_tally", ["config_id"], unique=False)
 
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_conv_tally_config_id"), table_name="conv_tally")
+    op.drop_index(op.f("ix_conv_tally_batch_id"), table_name="conv_tally")
+    op.drop_table("conv_tally")
     op.drop_table("conv_opinion")
     op.drop_index(op.f("ix_conversation_run_id"), table_name="conversation")
     op.drop_index("ix_conversation_config", table_name="conversation")

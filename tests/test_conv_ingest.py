@@ -47,11 +47,16 @@ COLS = ["iden_disagree", "iden_shift", "base_disagree", "base_shift", "conversat
 
 def test_detects_the_folder_and_two_agent_files_not_single_agent_ones() -> None:
     assert detect_reader(WS).name == "mac-fairness-conversation"
+    # a notes.json met before the first transcript does not hide it
+    assert detect_reader(WS / "experiment").name == "mac-fairness-conversation"
     assert detect_reader(T / "third_option.json").name == "mac-fairness-conversation"
     assert detect_reader(WS / "bulk" / "again.jsonl").name == "mac-fairness-conversation"
     mac = Path(__file__).parent / "data" / "mac" / "experiment"
     first = next(mac.rglob("transcript/*.json"))
     assert detect_reader(first).name == "mac-fairness-transcript"
+    from cuegap.ingest import mac_conversation
+
+    assert not mac_conversation.detect(mac)  # a folder of single-agent transcripts
 
 
 def test_folder_ingest_counts_every_transcript_and_the_hand_counted_shifts(engine) -> None:

@@ -50,6 +50,7 @@ PROTOCOLS = ("2025-12-10",)
 SKIP_DIRS = frozenset({"bookkeeping", "job_summary"})
 _MAX_DETECT = 8 << 20
 _DETECT_ENTRIES = 5_000
+_DETECT_FILES = 20
 _ROLES = {IDENTITY_ID: "identity", BASELINE_ID: "baseline"}
 
 
@@ -99,15 +100,21 @@ def _load(path: Path) -> Any:
         return None
 
 
-def _first_file(root: Path) -> Path | None:
-    """The first .json / .jsonl file of the walk, looking at a bounded number of entries."""
-    seen = 0
+def _first_transcript(root: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The first transcript of the walk, looking at a bounded number of entries and files
+    (a ``notes.json`` before it does not hide it)."""
+    seen = opened = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         for name in sorted(files):
             seen += 1
             if name.lower().endswith((".json", ".jsonl")):
-                return Path(folder) / name
+                opened += 1
+                obj = _load(Path(folder) / name)
+                if _is_transcript(obj):
+                    return Path(folder) / name, obj
+                if opened >= _DETECT_FILES:
+                    return None
         seen += len(dirs)
         if seen > _DETECT_ENTRIES:
             return None
@@ -119,10 +126,10 @@ def detect(path: Path) -> bool:
     (``.json``, or ``.jsonl`` by its first line) whose messages come from 2+ agents."""
     path = Path(path)
     if path.is_dir():
-        first = _first_file(path)
-        obj = _load(first) if first is not None else None
-        if not _is_transcript(obj):
+        found = _first_transcript(path)
+        if found is None:
             return False
+        first, obj = found
         if len(message_agents(obj)) >= 2:
             return True
         snap = (obj.get("experiment_metadata") or {}).get("config_snapshot_path")

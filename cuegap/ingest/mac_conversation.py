@@ -42,12 +42,12 @@ from typing import Any
 import orjson
 
 from cuegap.ingest._conv_snapshot import BASELINE_ID, IDENTITY_ID, ConvSettings, ConvSnapshots
+from cuegap.ingest._conv_walk import SKIP_DIRS, fingerprint, walk
 from cuegap.ingest._records import REST_OF_FILE, Rejected, ResponseStream, RunInfo
 from cuegap.ingest._runner import first_json_lines, json_lines
 
 NAME = "mac-fairness-conversation"
 PROTOCOLS = ("2025-12-10",)
-SKIP_DIRS = frozenset({"bookkeeping", "job_summary"})
 _MAX_DETECT = 8 << 20
 _DETECT_ENTRIES = 5_000
 _DETECT_FILES = 20
@@ -250,28 +250,6 @@ def record(
         settings=settings,
         opinions=ops,  # type: ignore[arg-type]
     )
-
-
-def walk(root: Path) -> Iterator[Path]:
-    """The .json / .jsonl files under ``root``, folder by folder, in name order."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        for name in sorted(files):
-            if name.lower().endswith((".json", ".jsonl")) and not name.startswith("."):
-                yield Path(folder) / name
-
-
-def fingerprint(path: Path) -> tuple[str, int, int]:
-    """(SHA-256 of the listing, bytes, files) of a folder: relative names and sizes, so an
-    unchanged folder is recognised without reading its files twice."""
-    import hashlib
-
-    h, size, n = hashlib.sha256(b"mac-fairness-conversation\n"), 0, 0
-    for f in walk(path):
-        st = f.stat().st_size
-        h.update(f"{f.relative_to(path).as_posix()}\t{st}\n".encode("utf-8", "surrogatepass"))
-        size, n = size + st, n + 1
-    return h.hexdigest(), size, n
 
 
 def read(path: Path, *, total: int | None = None) -> ResponseStream:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,18 +157,29 @@ def conv_settings(cfg: Any, where: str) -> ConvSettings | str:
 
 
 class ConvSnapshots:
-    """Config snapshots, loaded once each, found relative to a transcript's folders."""
+    """Config snapshots found relative to a transcript's folders, loaded once while in use.
 
-    def __init__(self) -> None:
-        self.cache: dict[tuple[Path, str], ConvSettings | str] = {}
+    The cache keeps the ``size`` most recently used snapshots (a folder's transcripts
+    share a few hundred at most), so a walk over millions of transcripts and tens of
+    thousands of snapshots stays in bounded memory.
+    """
+
+    def __init__(self, size: int = 2048) -> None:
+        self.cache: OrderedDict[tuple[Path, str], ConvSettings | str] = OrderedDict()
+        self.size = size
 
     def get(self, name: str, transcript: Path) -> ConvSettings | str:
         """The settings of the snapshot ``name`` seen from ``transcript``, or why not."""
         folder = transcript.parent
         key = (folder, name)
-        if key not in self.cache:
-            self.cache[key] = self._load(name, folder)
-        return self.cache[key]
+        got = self.cache.get(key)
+        if got is None:
+            got = self.cache[key] = self._load(name, folder)
+            if len(self.cache) > self.size:
+                self.cache.popitem(last=False)
+        else:
+            self.cache.move_to_end(key)
+        return got
 
     def _load(self, name: str, folder: Path) -> ConvSettings | str:
         rel = re.sub(r"^\$\{?\w+\}?/", "", name)

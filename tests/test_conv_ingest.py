@@ -196,3 +196,30 @@ def test_tally_matches_the_opinions_and_verify_names_an_edit(engine) -> None:
     result = verify(engine)
     assert not result.ok
     assert any("conversation tally: 3 configuration(s)" in p for p in result.problems)
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda c: c["agent_definitions"][1].update(demographics="female"), "not the baseline"),
+        (lambda c: c["agent_definitions"].append({"agent_id": "spkr_002"}),
+         "the conversation design reads two-agent runs"),
+        (lambda c: c["agent_definitions"][1].update(model="llm_1"), "different models"),
+        (lambda c: c.pop("identity_reveal_config"), "identity_reveal_config needs"),
+    ],
+)  # fmt: skip
+def test_snapshots_outside_the_design_are_refused(edit, reason) -> None:
+    from cuegap.ingest._conv_snapshot import conv_settings
+    from cuegap.simulate._conv import snapshot
+
+    cell = {"demographics": "older", "persona": "farmer", "instantiation": "human",
+            "reveal": "anonymous"}  # fmt: skip
+    cfg = snapshot("sys", "exp", "discrimEval_explicit_sampled", "DiscrimEval", cell)
+    ok = conv_settings(cfg, "x.yaml")
+    assert not isinstance(ok, str)
+    assert (ok.benchmark, ok.category, ok.demographics, ok.instantiation, ok.reveal) == (
+        "DiscrimEval", "explicit", "older", "human", "anonymous",
+    )  # fmt: skip
+    edit(cfg)
+    got = conv_settings(cfg, "x.yaml")
+    assert isinstance(got, str) and reason in got

@@ -28,6 +28,7 @@ from sqlalchemy.engine import Connection
 
 from cuegap.ingest import mac_conversation
 from cuegap.ingest._concurrent import in_key_order, nothing_new_note
+from cuegap.ingest._conv_snapshot import ConvSettings
 from cuegap.ingest._pass import PROGRESS_EVERY, _IngestPass
 from cuegap.ingest._records import REST_OF_FILE, Rejected
 from cuegap.ingest._sql import _insert_ignore, _resolve_quarantine, _upsert_quarantine
@@ -112,50 +113,64 @@ class ConversationLoader(_IngestPass):
             )
         return s
 
-    def _config(self, rec: ConvRecord) -> int:
-        """The configuration's id, created with its agents in a transaction of its own."""
-        st = rec.settings
-        cid = self.configs.get(st.config_key)
-        if cid is not None:
-            return cid
-        system_id = self._system(None, st.system)  # type: ignore[arg-type]
-        with self.engine.begin() as conn:
-            row = {
-                "config_key": st.config_key, "system_id": system_id,
-                "experiment_name": st.experiment_name[:300], "benchmark": st.benchmark[:100],
-                "category": st.category[:200], "subcategory": st.subcategory[:300],
-                "demographics": st.demographics, "persona": st.persona,
-                "instantiation": st.instantiation, "reveal": st.reveal,
-                "reveal_persona": st.switches[0], "reveal_demographics": st.switches[1],
-                "reveal_presence_mode": st.switches[2], "max_rounds": st.max_rounds,
-                "routing_strategy": st.routing_strategy, "snapshot_path": st.path,
+    def _configs(self, recs: list[ConvRecord]) -> None:
+        """Create the configurations (with their agents) a chunk meets for the first time,
+        all in one transaction of their own, and cache their ids.
+
+        One commit per chunk rather than per configuration: a paper-scale run has about
+        25,000 configurations, and each commit is a disk sync.
+        """
+        new: dict[str, ConvSettings] = {}
+        for rec in recs:
+            if rec.settings.config_key not in self.configs:
+                new.setdefault(rec.settings.config_key, rec.settings)
+        if not new:
+            return
+        systems = {st.system: self._system(None, st.system) for st in new.values()}  # type: ignore[arg-type]
+        rows = [
+            {
+                "config_key": key,
+                "system_id": systems[st.system],
+                "experiment_name": st.experiment_name[:300],
+                "benchmark": st.benchmark[:100],
+                "category": st.category[:200],
+                "subcategory": st.subcategory[:300],
+                "demographics": st.demographics,
+                "persona": st.persona,
+                "instantiation": st.instantiation,
+                "reveal": st.reveal,
+                "reveal_persona": st.switches[0],
+                "reveal_demographics": st.switches[1],
+                "reveal_presence_mode": st.switches[2],
+                "max_rounds": st.max_rounds,
+                "routing_strategy": st.routing_strategy,
+                "snapshot_path": st.path,
                 "snapshot": st.snapshot,
-            }  # fmt: skip
-            conn.execute(_insert_ignore(conn, ConvConfig.__table__, ["config_key"]), [row])
-            cid = conn.execute(
-                select(ConvConfig.id).where(ConvConfig.config_key == st.config_key)
-            ).scalar_one()
+            }
+            for key, st in new.items()
+        ]
+        g = ConvConfig.__table__
+        with self.engine.begin() as conn:
+            conn.execute(_insert_ignore(conn, g, ["config_key"]), in_key_order(rows, "config_key"))
+            keys = sorted(new)
+            ids: dict[str, int] = {}
+            for i in range(0, len(keys), 900):
+                part = keys[i : i + 900]
+                ids.update(
+                    conn.execute(
+                        select(g.c.config_key, g.c.id).where(g.c.config_key.in_(part))
+                    ).all()
+                )  # type: ignore[arg-type]
             agents = [
-                {
-                    "config_id": cid,
-                    "agent_id": a["agent_id"],
-                    "role": "identity" if k == 0 else "baseline",
-                    "agent_role": str(a.get("role"))[:50],
-                    "demographics": a.get("demographics"),
-                    "persona": a.get("persona"),
-                    "if_as_human": bool(a.get("if_as_human")),
-                    "model": str(a.get("model"))[:200],
-                    "temperature": a.get("temperature")
-                    if isinstance(a.get("temperature"), int | float)
-                    else None,
-                }
+                _agent_row(ids[key], k, a)
+                for key, st in new.items()
                 for k, a in enumerate(st.agents)
             ]
             conn.execute(
-                _insert_ignore(conn, ConvAgent.__table__, ["config_id", "agent_id"]), agents
+                _insert_ignore(conn, ConvAgent.__table__, ["config_id", "agent_id"]),
+                in_key_order(agents, "config_id", "agent_id"),
             )
-        self.configs[st.config_key] = cid
-        return cid
+        self.configs.update(ids)
 
     def _flush(self, buf: list[Any]) -> None:
         if not buf:
@@ -166,6 +181,7 @@ class ConversationLoader(_IngestPass):
         rows: dict[str, dict[str, Any]] = {}
         recs: dict[str, ConvRecord] = {}
         accounted: list[int] = []
+        self._configs([r for r in buf if isinstance(r, ConvRecord)])
         for rec in buf:
             if isinstance(rec, Rejected):
                 if rec.field == REST_OF_FILE:
@@ -179,7 +195,8 @@ class ConversationLoader(_IngestPass):
             row = {
                 "transcript_id": rec.transcript_id, "content_hash": _content_hash(rec),
                 "run_id": self.run_id, "batch_id": self.batch_id,
-                "config_id": self._config(rec), "question_id": rec.question_id,
+                "config_id": self.configs[rec.settings.config_key],
+                "question_id": rec.question_id,
                 "status": rec.status, "rounds": rec.rounds, "consensus": rec.consensus,
                 "retries": rec.retries, "source_file": rec.source_file,
                 "source_line": rec.line, "raw": rec.raw,
@@ -248,6 +265,21 @@ class ConversationLoader(_IngestPass):
                     quarantined=s.quarantined,
                 )
             )
+
+
+def _agent_row(config_id: int, k: int, a: dict[str, Any]) -> dict[str, Any]:
+    temp = a.get("temperature")
+    return {
+        "config_id": config_id,
+        "agent_id": a["agent_id"],
+        "role": "identity" if k == 0 else "baseline",
+        "agent_role": str(a.get("role"))[:50],
+        "demographics": a.get("demographics"),
+        "persona": a.get("persona"),
+        "if_as_human": bool(a.get("if_as_human")),
+        "model": str(a.get("model"))[:200],
+        "temperature": temp if isinstance(temp, int | float) else None,
+    }
 
 
 def _conflict(rec: ConvRecord, where: str) -> str:

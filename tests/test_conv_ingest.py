@@ -223,3 +223,16 @@ def test_snapshots_outside_the_design_are_refused(edit, reason) -> None:
     edit(cfg)
     got = conv_settings(cfg, "x.yaml")
     assert isinstance(got, str) and reason in got
+
+
+def test_editing_a_stored_opinion_is_caught_by_verify(engine) -> None:
+    from sqlalchemy import update
+
+    ingest_path(engine, WS)
+    assert verify(engine).ok
+    with engine.begin() as conn:
+        first = conn.execute(select(func.min(ConvOpinion.id))).scalar()
+        conn.execute(update(ConvOpinion).where(ConvOpinion.id == first).values(opinion="Z"))
+    result = verify(engine)
+    assert not result.ok
+    assert any("ingest batch" in p for p in result.problems)

@@ -36,7 +36,7 @@ from cuegap.ingest._summary import IngestSummary, Progress, file_sha256
 from cuegap.ingest._validate import text_problem
 from cuegap.ingest.mac_conversation import ConvRecord
 from cuegap.schema import ConvAgent, ConvConfig, Conversation, ConvOpinion, IngestBatch, Run
-from cuegap.schema._conv_tally import compact_conv_tally, tally_chunk
+from cuegap.schema._conv_tally import ConvTally, compact_conv_tally, tally_rows, transitions
 
 #: Transcripts per transaction: each keeps its raw JSON text, so batches stay small.
 CONV_BATCH = 2_000
@@ -218,12 +218,14 @@ class ConversationLoader(_IngestPass):
                 )
             stored = _stored(conn, list(rows))
             opinions: list[dict[str, Any]] = []
+            counted: list[tuple[int, tuple[int, int, int, int]]] = []
             for tid, row in rows.items():
                 old = stored[tid]
                 if old["batch_id"] == self.batch_id and old["source_line"] == row["source_line"]:
                     s.stored += 1
                     accounted.append(row["source_line"])
                     self.with_retries += recs[tid].retries > 0
+                    counted.append((row["config_id"], transitions(recs[tid].opinions)))
                     opinions += [
                         {
                             "conversation_id": old["id"],
@@ -247,8 +249,7 @@ class ConversationLoader(_IngestPass):
                     self._quarantine(quarantine, rec.line, rec.raw, _conflict(rec, where), None)
             if opinions:  # counted in the same transaction: the tally never lags
                 conn.execute(insert(ConvOpinion), opinions)
-                new_ids = [o["conversation_id"] for o in opinions]
-                tally_chunk(conn, self.batch_id, min(new_ids), max(new_ids))
+                conn.execute(insert(ConvTally), tally_rows(self.batch_id, counted))
             if quarantine:
                 conn.execute(
                     _upsert_quarantine(conn), in_key_order(quarantine, "source_sha256", "line_no")

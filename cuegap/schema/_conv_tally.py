@@ -6,16 +6,23 @@ reads this tally instead of ``conv_opinion``: its cost then grows with the numbe
 configurations, not of transcripts. Like the other designs' tallies it is derived data:
 
 * the conversation loader counts each chunk's new conversations in the transaction that
-  inserts them (:func:`tally_chunk`: the self-join of :func:`per_conversation`, rounds
-  r − 1 and r of both agents, restricted to the chunk);
+  inserts them (:func:`transitions`, :func:`tally_rows`: the rule below in Python, from
+  the records it has just written);
 * after an ingest, :func:`compact_conv_tally` merges rows of the same configuration once
   the fresh rows have grown to half the merged ones;
-* ``cuegap verify`` recounts every configuration from the opinions
-  (:func:`conv_tally_mismatches`) and names an edited tally.
+* ``cuegap verify`` recounts every configuration from the opinions with the SQL
+  self-join of :func:`per_conversation` (:func:`conv_tally_mismatches`) and names an
+  edited tally; the tests hold the two countings to the same numbers.
+
+The rule (seed 003, Eqs. 1-2): a transition r − 1 → r with both agents' round r − 1
+opinions known and different counts for the identity agent when its round r opinion is
+known (a shift when it equals the baseline's round r − 1 opinion), and symmetrically for
+the baseline.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Column, Integer, and_, case, func, literal, select, text
@@ -109,16 +116,46 @@ def tally_select(where_conv: Any = None, where_opinion: Any = None, *, batch: An
     return stmt.group_by(c.c.config_id)
 
 
-def tally_chunk(conn: Connection, batch_id: int, lo: int, hi: int) -> None:
-    """Add the counts of the conversations batch ``batch_id`` stored with ids ``lo..hi``."""
-    c = Conversation.__table__
-    stmt = tally_select(
-        and_(c.c.batch_id == batch_id, c.c.id >= lo, c.c.id <= hi),
-        lambda cid: and_(cid >= lo, cid <= hi),
-        batch=batch_id,
-    )
-    cols = ["batch_id", "config_id", *TALLY_COUNTS]
-    conn.execute(ConvTally.__table__.insert().from_select(cols, stmt))
+def transitions(opinions: Iterable[tuple[Any, ...]]) -> tuple[int, int, int, int]:
+    """The four counts of one conversation from its ``(round, role, agent, opinion, ...)``
+    rows (the loader's records): the rule of the module docstring, in Python, so that a
+    chunk is counted without querying what it has just written."""
+    by_round: dict[int, dict[str, Any]] = {}
+    for row in opinions:
+        by_round.setdefault(row[0], {})[row[1]] = row[3]
+    out = [0, 0, 0, 0]
+    for r in sorted(by_round):
+        prev, cur = by_round.get(r - 1), by_round[r]
+        if prev is None:
+            continue
+        ip, bp = prev.get(IDENTITY), prev.get(BASELINE)
+        if ip is None or bp is None or ip == bp:
+            continue
+        ic, bc = cur.get(IDENTITY), cur.get(BASELINE)
+        if ic is not None:
+            out[0] += 1
+            out[1] += ic == bp
+        if bc is not None:
+            out[2] += 1
+            out[3] += bc == ip
+    return out[0], out[1], out[2], out[3]
+
+
+def tally_rows(
+    batch_id: int, conversations: Iterable[tuple[int, tuple[int, int, int, int]]]
+) -> list[dict[str, Any]]:
+    """Tally rows for conversations just stored, given as ``(config_id, counts)``: one row
+    per configuration."""
+    sums: dict[int, list[int]] = {}
+    for config_id, counts in conversations:
+        acc = sums.setdefault(config_id, [0, 0, 0, 0, 0])
+        for k, v in enumerate(counts):
+            acc[k] += v
+        acc[4] += 1
+    return [
+        {"batch_id": batch_id, "config_id": cid, **dict(zip(TALLY_COUNTS, acc, strict=True))}
+        for cid, acc in sorted(sums.items())
+    ]
 
 
 def compact_conv_tally(conn: Connection, *, min_rows: int = 1_000) -> bool:

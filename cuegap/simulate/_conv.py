@@ -50,6 +50,7 @@ SMALL = {"BBQ": (["age", "race_ethnicity"], 4), "DifferenceAwareness": (["d1", "
 #: Planted logit effects (seed 003's direction: assigned identities persist more).
 IDEN_EFFECTS = {("black", "human"): -0.6, ("older", "human"): -0.5, ("black", "ai"): -0.3}
 BASE_REVEAL_EFFECTS = {("black", "human"): 0.5, ("female", "human"): 0.4}
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when there
 STAMP, SUBMITTED, EXECUTED = "20260115T1200Z", "2026-01-15T12:00:00Z", "2026-01-15T12:05:00Z"
 
 
@@ -228,7 +229,8 @@ def simulate_conv(
         snaps = []
         for k, row in block.iterrows():
             rel = f"bookkeeping/config_snapshot/{sub}/{name}_{k:03d}.yaml"
-            (out / rel).write_text(yaml.safe_dump(snapshot(system, name, sub, bench, row)))
+            cfg = snapshot(system, name, sub, bench, row)
+            (out / rel).write_text(yaml.dump(cfg, Dumper=_DUMPER))
             snaps.append(rel)
         for i in range(len(convs)):
             cell, qn = divmod(i, q)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Column, Integer, and_, case, func, literal, select, text
+from sqlalchemy import Column, Integer, and_, case, func, select, text
 from sqlalchemy.engine import Connection
 from sqlmodel import Field, SQLModel
 
@@ -56,10 +56,9 @@ class ConvTally(SQLModel, table=True):
     conversations: int
 
 
-def per_conversation(where: Any = None) -> Any:
+def per_conversation() -> Any:
     """Transition counts per conversation with prior disagreement (a subquery ``t``,
-    column ``cid``); ``where`` restricts ``pi.conversation_id`` (the identity agent's
-    round r − 1 opinion row)."""
+    column ``cid``): the SQL form of the rule (module docstring)."""
     o = ConvOpinion.__table__
     pi, pb, ci, cb = (o.alias(n) for n in ("pi", "pb", "ci", "cb"))
 
@@ -97,23 +96,20 @@ def per_conversation(where: Any = None) -> Any:
             pi.c.opinion != pb.c.opinion,
         )
     )
-    if where is not None:
-        stmt = stmt.where(where(cid))
     return stmt.group_by(cid).subquery("t")
 
 
-def tally_select(where_conv: Any = None, where_opinion: Any = None, *, batch: Any = None) -> Any:
-    """Counts per configuration of the conversations matching ``where_conv``."""
+def tally_select() -> Any:
+    """Counts per configuration of every stored conversation, by the SQL self-join."""
     c = Conversation.__table__
-    t = per_conversation(where_opinion)
+    t = per_conversation()
     sums = [func.coalesce(func.sum(t.c[n]), 0).cast(Integer).label(n) for n in CONV_COUNTS]
-    cols = [c.c.config_id, *sums, func.count().cast(Integer).label("conversations")]
-    if batch is not None:
-        cols.insert(0, literal(batch).label("batch_id"))
-    stmt = select(*cols).select_from(c).join(t, t.c.cid == c.c.id, isouter=True)
-    if where_conv is not None:
-        stmt = stmt.where(where_conv)
-    return stmt.group_by(c.c.config_id)
+    return (
+        select(c.c.config_id, *sums, func.count().cast(Integer).label("conversations"))
+        .select_from(c)
+        .join(t, t.c.cid == c.c.id, isouter=True)
+        .group_by(c.c.config_id)
+    )
 
 
 def transitions(opinions: Iterable[tuple[Any, ...]]) -> tuple[int, int, int, int]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import exists, func, select
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.schema import QAResponse, QAResponseFactor, Response
+from cuegap.schema import Conversation, QAResponse, QAResponseFactor, Response
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class Design:
     Attributes
     ----------
     name : str
-        What ``--design`` takes (``dilemma``, ``qa``, ``prompt-variance``).
+        What ``--design`` takes (``dilemma``, ``qa``, ``prompt-variance``, ``conversation``).
     title, description : str
         For listings and messages.
     present : callable
@@ -83,6 +83,14 @@ DESIGNS: dict[str, Design] = {
             "and replicates; share of variance due to formatting, sign flips, rank "
             "discordance, format-sensitive gaps",
             _varying_factor,
+        ),
+        Design(
+            "conversation",
+            "Multi-agent conversations (seed 003, Sections 4-5)",
+            "Two-agent conversations (an identity agent and a baseline) over rounds; shift "
+            "rates toward the peer's previous opinion and their demographic, reveal and "
+            "instantiation contrasts",
+            _has_rows(Conversation),
         ),
     )
 }

@@ -10,7 +10,7 @@ from cuegap.ingest import ingest_path
 
 
 def test_registry_names_the_designs() -> None:
-    assert list(DESIGNS) == ["dilemma", "qa", "prompt-variance"]
+    assert list(DESIGNS) == ["dilemma", "qa", "prompt-variance", "conversation"]
 
 
 def test_empty_store_has_no_design(engine) -> None:

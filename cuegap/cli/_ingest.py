@@ -130,7 +130,8 @@ def simulate(
             "--design",
             help="dilemma (seed 000's moral dilemmas), qa (seed 001's BBQ-style questions "
             "with explicit and implicit cues) or prompt-variance (seed 003 §3: BBQ and "
-            "Difference-Awareness under prompt formats and replicates).",
+            "Difference-Awareness under prompt formats and replicates) or conversation "
+            "(seed 003 §4-5: two-agent MAC-Fairness transcripts and config snapshots).",
         ),
     ] = "dilemma",
     scale: Annotated[
@@ -141,7 +142,10 @@ def simulate(
             "≈8,000 items per cue and context; with --systems 11, seed 001's 2.8 million "
             "answers). Prompt-variance design: small, or paper (seed 003: 11 systems x 9 BBQ "
             "categories x 200 questions x 22 prompt combinations x 5 replicates, plus "
-            "Difference-Awareness 8 subsets x 250; --systems is then 11).",
+            "Difference-Awareness 8 subsets x 250; --systems is then 11). Conversation "
+            "design: small (5 categories x 4 questions x 168 configurations per system), or "
+            "paper (seed 003: 8 systems, BBQ 9 x 200, Difference-Awareness 8 x 250, "
+            "Discrim-Eval 2 x 1,000 questions x 168 configurations, 7.8 million transcripts).",
         ),
     ] = "small",
     cue_gap: Annotated[
@@ -192,13 +196,22 @@ def simulate(
             raise ValueError("--named applies to the dilemma design only")
         simulate_pv(out_dir, systems=systems, seed=seed, scale=scale, cue_gap=cue_gap)
         return
+    if design == "conversation":
+        from cuegap.cli._conv import simulate_conv_cmd
+
+        if named:
+            raise ValueError("--named applies to the dilemma design only")
+        simulate_conv_cmd(out_dir, systems=systems, seed=seed, scale=scale)
+        return
     if cue_gap:
         raise ValueError("--cue-gap applies to the prompt-variance design only")
     if design == "qa":
         _simulate_qa(out_dir, systems, seed, scale, named)
         return
     if design != "dilemma":
-        raise ValueError(f"--design should be dilemma, qa or prompt-variance but got {design!r}")
+        raise ValueError(
+            f"--design should be dilemma, qa, prompt-variance or conversation but got {design!r}"
+        )
     result = run_simulation(out_dir, systems=systems, seed=seed, named=named, **variants)
     console.print(
         f"Simulated {result.n_systems} systems, {result.n_responses:,} responses "

@@ -15,6 +15,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
+from cuegap.compliance._conv_checks import conv_problems
 from cuegap.compliance._registry import ComplianceError, file_sha256
 from cuegap.compliance._signoff import SignOffRecord, load_trusted_keys, record_hash, signoffs
 from cuegap.compliance._verify_ledger import (
@@ -82,6 +83,7 @@ def verify(
                 f"QA answer tally: {differ} answer count(s) no longer match the stored QA "
                 "answers (the count table QA analyses read was edited)"
             )
+        out.problems += conv_problems(conn)  # the conversation design's tally
         hashes = _check_signoffs(
             engine, conn, registered, {e.entry_hash for e in entries}, keys, out
         )

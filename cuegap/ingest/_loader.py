@@ -95,6 +95,8 @@ def ingest_path(
     loader_cls: type[_ResponseLoader] = _ResponseLoader
     if reader.design == "qa":  # the QA design's answers (cuegap.ingest._qa_loader)
         from cuegap.ingest._qa_loader import QAResponseLoader as loader_cls
+    elif reader.design == "conversation":  # two-agent transcripts (cuegap.ingest._conv_loader)
+        from cuegap.ingest._conv_loader import ConversationLoader as loader_cls
     loader = loader_cls(engine, path, reader, batch_size)
     if mapping is not None:  # recorded with the ingest pass, for provenance
         text_ = Path(mapping).read_bytes()

@@ -65,7 +65,13 @@ _MAX_DETECT = 8 << 20
 
 
 def _is_transcript(obj: Any) -> bool:
-    return isinstance(obj, dict) and {"transcript_id", "conversation_rounds"} <= set(obj)
+    """A transcript whose messages do not come from two or more agents (those are the
+    conversation design's: :mod:`cuegap.ingest.mac_conversation`)."""
+    if not (isinstance(obj, dict) and {"transcript_id", "conversation_rounds"} <= set(obj)):
+        return False
+    from cuegap.ingest.mac_conversation import message_agents
+
+    return len(message_agents(obj)) < 2
 
 
 def detect(path: Path) -> bool:

@@ -28,6 +28,7 @@ from cuegap.ingest import (
     itembank,
     lm_eval,
     lm_eval_bbq,
+    mac_conversation,
     mac_transcript,
     openai_batch,
     promptfoo,
@@ -83,6 +84,18 @@ READERS: dict[str, Reader] = {
             "cuegap responses JSONL (format: cuegap-responses)",
             generic.detect,
             generic.read,
+        ),
+        # Before the single-agent reader: it claims only transcripts of two or more agents
+        # (a folder by its first transcript), which the single-agent reader leaves alone.
+        Reader(
+            mac_conversation.NAME,
+            "responses",
+            "MAC-Fairness two-agent conversation transcripts: a folder of them (walked and "
+            "streamed), one transcript JSON or JSONL of them, joined to their config "
+            "snapshots (conversation design)",
+            mac_conversation.detect,
+            mac_conversation.read,
+            design="conversation",
         ),
         Reader(
             mac_transcript.NAME,

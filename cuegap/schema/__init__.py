@@ -8,6 +8,8 @@ cuegap.reports. The query modules (which need pandas) load on first use, so that
 from typing import TYPE_CHECKING, Any
 
 from cuegap.schema import _ledger as ledger
+from cuegap.schema._conv_tables import ConvAgent, ConvConfig, Conversation, ConvOpinion
+from cuegap.schema._conv_tally import ConvTally, compact_conv_tally, conv_tally_mismatches
 from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
 from cuegap.schema._migrate import (
     current_revision,
@@ -65,6 +67,11 @@ __all__ = [
     "AnalysisArtifact",
     "AnalysisTable",
     "Annotation",
+    "ConvAgent",
+    "ConvConfig",
+    "ConvOpinion",
+    "ConvTally",
+    "Conversation",
     "Dilemma",
     "IndividualAxis",
     "IngestBatch",
@@ -90,8 +97,11 @@ __all__ = [
     "System",
     "abstention_counts",
     "annotation_table",
+    "compact_conv_tally",
     "compact_qa_tally",
     "compact_tally",
+    "conv_counts",
+    "conv_tally_mismatches",
     "current_revision",
     "decision_counts",
     "describe_url",
@@ -132,6 +142,7 @@ _LAZY = {
         "status_counts",
         "system_table",
     ),
+    "cuegap.schema._conv_aggregate": ("conv_counts",),
     "cuegap.schema._provenance": ("Provenance", "provenance", "raw_examples"),
     "cuegap.schema._pv_aggregate": ("pv_counts", "pv_factor_names"),
     "cuegap.schema._qa_aggregate": ("QA_COUNT_COLUMNS", "qa_counts", "qa_status"),
@@ -165,6 +176,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         status_counts,
         system_table,
     )
+    from cuegap.schema._conv_aggregate import conv_counts
     from cuegap.schema._provenance import Provenance, provenance, raw_examples
     from cuegap.schema._pv_aggregate import pv_counts, pv_factor_names
     from cuegap.schema._qa_aggregate import QA_COUNT_COLUMNS, qa_counts, qa_status

@@ -7,8 +7,8 @@ it, in the same transaction:
 kind       digest covers
 ========== ================================================================================
 ``batch``  an ingest pass: its record and counts, its run (runner, settings), every
-           response row it stored (QA responses and their factors too) and every line it
-           quarantined
+           response row it stored (QA responses and their factors, conversations and
+           their opinions too) and every line it quarantined
 ``bank``   an item bank: its record, dilemmas, annotations, items and individuals (and
            their demographic axes), or its QA items, options and option axes
 ``system`` an audited system's name, version, provider and metadata (a new entry each
@@ -38,7 +38,7 @@ import orjson
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.engine import Connection
 
-from cuegap.schema import _qa_ledger
+from cuegap.schema import _conv_ledger, _qa_ledger
 from cuegap.schema._tables import (
     Analysis,
     AnalysisArtifact,
@@ -150,6 +150,7 @@ def batch_parts(conn: Connection, batch_id: int) -> dict[str, str] | None:
         "responses": _bulk_digest(conn, "response", RESPONSE_COLUMNS, batch_id),
         "quarantine": _bulk_digest(conn, "quarantine", QUARANTINE_COLUMNS, batch_id),
         **_qa_ledger.qa_batch_parts(conn, batch_id),
+        **_conv_ledger.conv_batch_parts(conn, batch_id),
     }
 
 

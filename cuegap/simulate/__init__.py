@@ -47,18 +47,21 @@ against_n), ``pooled_rates``, ``could_be_rates`` and realised abstention counts.
 
 from __future__ import annotations
 
+from ._conv import ConvSimulationResult, simulate_conv
 from ._design import add_named_items, placeholder_names, synthetic_item_bank
 from ._pv import PVSimulationResult, simulate_pv
 from ._qa import QASimulationResult, simulate_qa
 from ._responses import SimulationResult, simulate
 
 __all__ = [
+    "ConvSimulationResult",
     "PVSimulationResult",
     "QASimulationResult",
     "SimulationResult",
     "add_named_items",
     "placeholder_names",
     "simulate",
+    "simulate_conv",
     "simulate_pv",
     "simulate_qa",
     "synthetic_item_bank",

@@ -1,0 +1,27 @@
+"""The conversation design's command bodies: ``simulate --design conversation``
+(argument handling and display only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuegap._terminal import safe
+from cuegap.cli._common import _progress, console
+
+
+def simulate_conv_cmd(out_dir: Path, *, systems: int, seed: int, scale: str) -> None:
+    """Write and describe a simulated MAC-Fairness workspace of two-agent conversations."""
+    from cuegap.simulate import simulate_conv
+
+    if scale == "paper":
+        systems = 8  # seed 003 §5: eight systems
+    with _progress("simulating conversations") as advance:
+        result = simulate_conv(out_dir, systems=systems, scale=scale, seed=seed, progress=advance)
+    console.print(
+        f"Simulated {result.n_systems} systems and {result.n_transcripts:,} two-agent "
+        f"transcripts ({result.n_failed:,} failed) in {safe(out_dir)}; ingest with "
+        f"`cuegap ingest {safe(out_dir)}`:",
+        highlight=False,
+    )
+    for p in (result.truth_path, result.counts_path):
+        console.print(f"  {safe(p)}", highlight=False)

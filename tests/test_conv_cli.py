@@ -32,3 +32,8 @@ def test_simulate_then_ingest_the_folder(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(got, want[got.columns].astype(got.dtypes.to_dict()))
     again = runner.invoke(app, ["--db", f"sqlite:///{db}", "ingest", str(ws)], env=env)
     assert "stored 0" in again.output and "file already ingested" in again.output
+    st = runner.invoke(app, ["--db", f"sqlite:///{db}", "status"], env=env)
+    assert st.exit_code == 0, st.output
+    stored = int(want["conversations"].sum())
+    assert f"{stored:,} conversations" in st.output  # not "0 responses" alone
+    assert "Conversation design" in st.output and "BBQ" in st.output

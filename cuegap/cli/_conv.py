@@ -25,3 +25,35 @@ def simulate_conv_cmd(out_dir: Path, *, systems: int, seed: int, scale: str) -> 
     )
     for p in (result.truth_path, result.counts_path):
         console.print(f"  {safe(p)}", highlight=False)
+
+
+def count_conversations(engine) -> int:
+    """The number of stored conversations (the conversation design's transcripts)."""
+    from sqlalchemy import func, select
+
+    from cuegap.schema import Conversation
+
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count(Conversation.id))).scalar() or 0)
+
+
+def print_conv_status(engine) -> None:
+    """Print the conversation design's transcripts per system and benchmark."""
+    from rich.table import Table
+    from sqlalchemy import func, select
+
+    from cuegap.schema import ConvConfig, Conversation, System
+
+    stmt = (
+        select(System.name, ConvConfig.benchmark, func.count(Conversation.id))
+        .join(ConvConfig, ConvConfig.id == Conversation.config_id)
+        .join(System, System.id == ConvConfig.system_id)
+        .group_by(System.name, ConvConfig.benchmark)
+        .order_by(System.name, ConvConfig.benchmark)
+    )
+    with engine.connect() as conn:
+        rows = conn.execute(stmt).all()
+    table = Table("system", "benchmark", "conversations", title="Conversation design")
+    for system, benchmark, n in rows:
+        table.add_row(safe(system), safe(benchmark), f"{n:,}")
+    console.print(table)

@@ -73,9 +73,14 @@ def _print_status(engine) -> None:
     from cuegap.schema import qa_status, store_status  # pandas: loaded only when needed
 
     st = store_status(engine)
+    from cuegap.cli._conv import count_conversations, print_conv_status
+
     qa_answers = int(qa_status(engine)[0]["answers"].sum())
-    answers = f"{st.responses:,} responses" + (
-        f" and {qa_answers:,} QA answers" if qa_answers else ""
+    conversations = count_conversations(engine)
+    answers = (
+        f"{st.responses:,} responses"
+        + (f", {qa_answers:,} QA answers" if qa_answers else "")
+        + (f", {conversations:,} conversations" if conversations else "")
     )
     console.print(
         f"Store {safe(describe_url(engine))}: {len(st.systems)} systems, {answers} "
@@ -97,7 +102,9 @@ def _print_status(engine) -> None:
             soft_wrap=True,
         )
     _print_qa_status(engine)
-    if st.responses or (len(st.systems) and not qa_answers):
+    if conversations:
+        print_conv_status(engine)
+    if st.responses or (len(st.systems) and not (qa_answers or conversations)):
         table = Table("system", "responses", "parsed", "abstained", title="Systems")
         for r in st.systems.itertuples():
             table.add_row(

@@ -114,8 +114,13 @@ def publish_report(
                 "content that was reviewed"
             )
         return publish_signed(engine, signed, out_dir, formats=formats, progress=progress)
-    if analysis_id is not None and _analysis_kind(engine, analysis_id) == "qa":
+    kind = _analysis_kind(engine, analysis_id) if analysis_id is not None else None
+    if kind == "qa":
         data = _qa_report_data(engine, analysis_id, policy, progress)
+    elif kind == "conversation":
+        from cuegap.reports._conv_report import conv_report_data
+
+        data = conv_report_data(engine, analysis_id, policy, progress)
     else:
         data = build_report(engine, policy=policy, analysis_id=analysis_id, progress=progress)
     data.changes = changes

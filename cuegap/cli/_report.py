@@ -78,7 +78,13 @@ def report(
         from cuegap.designs import resolve_design
 
         chosen_design = resolve_design(engine, design)
-        if chosen_design in ("qa", "prompt-variance"):
+        if chosen_design == "conversation":
+            analysis = latest_analysis_id(engine, "conversation")
+            if analysis is None:
+                raise ValueError(
+                    "no conversation analysis is stored: run cuegap analyze --design conversation"
+                )
+        elif chosen_design in ("qa", "prompt-variance"):
             # The prompt-variance section is part of the QA report (the newest analyses).
             analysis = latest_analysis_id(engine, "qa")
             if analysis is None:

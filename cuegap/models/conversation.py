@@ -26,6 +26,8 @@ function                         table                 seed 003
 :func:`conv_bayes_tables`        contrasts``,          intervals, P(same sign on every
                                  ``conv_bayes_         benchmark)
                                  consistency``
+:func:`conv_verdicts`,           ``verdicts``,         beyond the paper: flagged /
+:func:`conv_bayes_verdicts`      ``conv_bayes_policy`` passed / inconclusive per system
 ===============================  ====================  ===============================
 
 Input contract: the count frame
@@ -77,6 +79,7 @@ from cuegap.models._conv_bayes import (
     conv_bayes_tables,
     fit_conv_bayes,
 )
+from cuegap.models._conv_bayes_verdict import conv_bayes_verdicts
 from cuegap.models._conv_contrasts import CONTRASTS as CONV_CONTRASTS
 from cuegap.models._conv_contrasts import conv_contrasts
 from cuegap.models._conv_counts import conv_transition_counts
@@ -89,6 +92,7 @@ from cuegap.models._conv_sim import (
     simulate_conv_opinions,
 )
 from cuegap.models._conv_tests import conv_consistency, conv_consistency_summary, conv_tests
+from cuegap.models._conv_verdict import conv_verdicts
 
 __all__ = [
     "CONV_CONTRASTS",
@@ -97,6 +101,7 @@ __all__ = [
     "ConvBayesFit",
     "ConvSimulation",
     "conv_bayes_tables",
+    "conv_bayes_verdicts",
     "conv_consistency",
     "conv_consistency_summary",
     "conv_contrasts",
@@ -104,6 +109,7 @@ __all__ = [
     "conv_shift_rates",
     "conv_tests",
     "conv_transition_counts",
+    "conv_verdicts",
     "fit_conv_bayes",
     "simulate_conv_counts",
     "simulate_conv_opinions",

@@ -116,6 +116,10 @@ def content_hash(html: str) -> str:
 
 def _design_context(data: ReportData | QAReportData) -> tuple[dict[str, Any], str]:
     """The template context and top-level template of a report's study design."""
+    if getattr(data, "design", "dilemma") == "conversation":
+        from cuegap.reports._conv_report import conv_report_context
+
+        return conv_report_context(data), "conv_report.html.j2"  # type: ignore[arg-type]
     if getattr(data, "design", "dilemma") == "qa":
         from cuegap.reports._qa_report import qa_report_context
 

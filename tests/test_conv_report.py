@@ -125,3 +125,43 @@ def test_no_conversation_analysis_is_a_clear_error(tmp_path: Path) -> None:
     upgrade(engine)
     with pytest.raises(ValueError, match="no stored conversation analysis; run cuegap analyze"):
         build_conv_report(engine)
+
+
+def test_posterior_verdicts_lead_the_report_when_a_fit_is_stored(tmp_path: Path) -> None:
+    """A stored (fake, four-draw) posterior of the hand fixture: ΔDemoΔRC λ_base(black,
+    white) is +0.25 (human) and +0.15 (AI) in three draws and 0 in the fourth, so with
+    δ = 0.05 P(contrast > δ) = 0.75 >= q = 0.7: flagged, P(all within) = 0.25; the
+    posterior mean of the AI contrast is 3 x 0.15 / 4 = +0.1125."""
+    from dataclasses import replace
+
+    from cuegap.audit import BayesSettings, _frame_digest, save_analysis
+    from cuegap.audit.conversation import BAYES_DESCRIPTIONS, BAYES_KIND, conv_bayes_audit_tables
+    from cuegap.models import Policy
+    from tests.test_conv_audit import _fake_fit
+    from tests.test_conv_contrasts import _fixture
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'b.db'}")
+    upgrade(engine)
+    counts = _fixture()
+    # the fixture's shift rates rest on 100 disagreements each: the policy minimum is 100
+    policy = Policy(probability=0.7, min_parsable=100)
+    settings = ConvSettings(policy=policy, bayes=BayesSettings())
+    analyze_conversation(engine, replace(settings, bayes=None), counts=counts)
+    _, tables = conv_bayes_audit_tables(counts, settings, fit=_fake_fit())
+    save_analysis(
+        engine, kind=BAYES_KIND, status="ok", data_fingerprint=_frame_digest(counts),
+        system_fingerprints={}, settings=settings.to_dict(bayes=True), tables=tables,
+        descriptions=BAYES_DESCRIPTIONS,
+    )  # fmt: skip
+    data = build_conv_report(engine)
+    assert data.bayes is not None
+    html = render_html(data).html
+    summary = html[html.index('id="summary"') : html.index('id="findings"')]
+    row = re.search(r'<td class="system">s</td>.*?</tr>', summary, re.S).group(0)
+    assert "flagged" in row and ">0.75<" in row and ">0.25<" in row
+    # both conditions reach 0.75; the tie goes to the first in sort order (ai), whose
+    # posterior mean is 3 x 0.15 / 4 = 0.1125
+    assert "(black vs white, ai): posterior means +0.11" in summary
+    assert "P(contrast &gt;0.05 on every benchmark) = 0.75 &gt;= 0.7" in summary
+    assert "Verdicts and intervals: the Bayesian posterior" in summary
+    assert "posterior mean and 90% credible interval" in html

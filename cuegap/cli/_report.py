@@ -147,6 +147,11 @@ def reanalyze(
         from cuegap.designs import resolve_design
 
         chosen_design = resolve_design(engine, design)
+        if chosen_design == "conversation":
+            raise ValueError(
+                "scheduled re-analysis of the conversation design is not available yet: "
+                "run cuegap analyze --design conversation, then cuegap report"
+            )
         if chosen_design == "prompt-variance":
             raise ValueError(
                 "scheduled re-analysis of the prompt-variance design is not available yet: "

@@ -113,8 +113,9 @@ def conv_bayes_verdicts(
                  & (cond["instantiation"] == best.instantiation)]  # fmt: skip
         kw.update(condition=label, low=c["lo"].min(), high=c["hi"].max(), p_flag=best.p,
                   p_pass=p_pass)  # fmt: skip
+        nb = f"{len(c)} benchmark" + ("s" if len(c) != 1 else "")
         text = (f"{name} ({label}): posterior means {c['mean'].min():+.3f} to "
-                f"{c['mean'].max():+.3f} over {len(c)} benchmarks")  # fmt: skip
+                f"{c['mean'].max():+.3f} over {nb}")  # fmt: skip
         if not fit.converged:
             why = f"{text}, but the fit missed the convergence gate: {fit.message}"
             out.append(_row(system, contrast, "inconclusive", why, **kw))

@@ -58,6 +58,12 @@ def conv_rates_plot(rates: pd.DataFrame, system: str) -> str | None:
     g["rate"] = np.where(n > 0, k / np.where(n > 0, n, 1), np.nan)
     g["lo"], g["hi"] = _wilson(k, n)
     demos = sorted(set(g["demographics"]), key=lambda d: (d != "none", str(d)))
+    bounds = g[["lo", "hi"]].to_numpy(float)
+    bounds = bounds[np.isfinite(bounds)]
+    lims = (0.0, 1.0)
+    if bounds.size:  # zoom to the data, in steps of 0.1, within [0, 1]
+        lims = (max(0.0, np.floor(bounds.min() * 10 - 0.5) / 10),
+                min(1.0, np.ceil(bounds.max() * 10 + 0.5) / 10))  # fmt: skip
     y0 = {d: len(demos) - 1 - i for i, d in enumerate(demos)}
     with _style():
         fig, axes = plt.subplots(1, 2, figsize=(7.0, 0.42 * len(demos) + 1.3), sharey=True)
@@ -74,7 +80,7 @@ def conv_rates_plot(rates: pd.DataFrame, system: str) -> str | None:
                     ax.plot(r.rate, y, marker=marker, color=colour, ms=4, ls="none")
                 ax.plot([], [], marker=marker, color=colour, ls="none", label=name)
             ax.set_xlabel(f"{label}, 90% interval")
-            ax.set_xlim(0, 1)
+            ax.set_xlim(*lims)
         axes[0].set_yticks(range(len(demos)), [str(d) for d in demos][::-1])
         axes[0].set_ylim(-0.6, len(demos) - 0.4)
         axes[1].legend(loc="lower right", fontsize=6.5, frameon=False)

@@ -294,7 +294,7 @@ def analyze(
     chosen = load_policy(policy)  # a bad policy file is named before the store is read
     chosen_design = resolve_design(engine, design)
     if chosen_design == "conversation":
-        from cuegap.cli._conv import analyze_conv
+        from cuegap.cli._conv_analyze import analyze_conv
 
         _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)
         if factors is not None:

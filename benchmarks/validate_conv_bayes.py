@@ -122,6 +122,27 @@ def one_audit(seed: int, n: int, *, bayes: BayesSettings, every: list) -> pd.Dat
     return pd.DataFrame(rows)
 
 
+def _contrast_coverage(allc: pd.DataFrame) -> str:
+    cov = (allc["lower"] <= allc["planted"]) & (allc["planted"] <= allc["upper"])
+    lines = ["90% posterior intervals covering the planted value, every contrast, benchmark "
+             "and condition:", f"  all fits:    {share(cov)}",
+             f"  passed fits: {share(cov[allc['passed'].astype(bool)])}"]  # fmt: skip
+    for contrast, sub in allc.groupby("contrast", sort=False):
+        c = (sub["lower"] <= sub["planted"]) & (sub["planted"] <= sub["upper"])
+        lines.append(f"  {contrast:<20} {share(c)}")
+    return "\n".join(lines)
+
+
+def _summary(df: pd.DataFrame, allc: pd.DataFrame) -> str:
+    return (
+        "'bootstrap' columns: the t-test rule over personas (90% t-interval)\n"
+        "(size = conversations per cell) "
+        + summarise_by_size(df, name="Δ")
+        + "\n\n"
+        + _contrast_coverage(allc)
+    )
+
+
 def main() -> None:
     """Run the audits and print the summary."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -130,30 +151,36 @@ def main() -> None:
     ap.add_argument("--large", type=int, default=3000, help="conversations per cell, large")
     ap.add_argument("--quick", action="store_true", help="4 chains x 500 draws (smoke test)")
     ap.add_argument("--max-minutes", type=float, help="start no audit after this long")
-    ap.add_argument("--out", type=Path, help="CSV the per-system rows are appended to")
+    ap.add_argument("--out", type=Path, help="CSV the per-system rows are appended to "
+                    "(every contrast's rows go to OUT.contrasts.csv)")  # fmt: skip
+    ap.add_argument("--first-seed", type=int, default=2000, help="seed of the first audit")
+    ap.add_argument("--summarise", type=Path, nargs="+", help="only print the summary of "
+                    "earlier --out files (batches of audits combined)")  # fmt: skip
     args = ap.parse_args()
+    if args.summarise:
+        df = pd.concat([pd.read_csv(p) for p in args.summarise], ignore_index=True)
+        allc = pd.concat([pd.read_csv(f"{p}.contrasts.csv") for p in args.summarise])
+        print(_summary(df, allc))
+        return
     bayes = BayesSettings()
     if args.quick:
         bayes = replace(bayes, draws=500, tune=500)
     every: list[pd.DataFrame] = []
+
+    def audit(seed: int, n: int) -> pd.DataFrame:
+        rows = one_audit(seed, n, bayes=bayes, every=every)
+        if args.out is not None:
+            path = Path(f"{args.out}.contrasts.csv")
+            every[-1].to_csv(path, mode="a", header=not path.exists(), index=False)
+        return rows
+
     df = run_audits(
-        lambda seed, n: one_audit(seed, n, bayes=bayes, every=every),
-        audits=args.audits, sizes=(args.small, args.large), first_seed=2000,
+        audit, audits=args.audits, sizes=(args.small, args.large), first_seed=args.first_seed,
         max_seconds=None if args.max_minutes is None else 60 * args.max_minutes, out=args.out,
     )  # fmt: skip
     settings = f"{bayes.chains} chains x {bayes.draws} draws, {bayes.tune} tuning, retry, gate"
     print(f"Conversation Bayesian validation ({settings}); δ = {DELTA}")
-    print("'bootstrap' columns: the t-test rule over personas (90% t-interval)")
-    print("(size = conversations per cell) " + summarise_by_size(df, name="Δ"))
-    allc = pd.concat(every, ignore_index=True)
-    cov = (allc["lower"] <= allc["planted"]) & (allc["planted"] <= allc["upper"])
-    print("\n90% posterior intervals covering the planted value, every contrast, benchmark "
-          "and condition:")  # fmt: skip
-    print(f"  all fits:    {share(cov)}")
-    print(f"  passed fits: {share(cov[allc['passed'].astype(bool)])}")
-    for contrast, sub in allc.groupby("contrast", sort=False):
-        c = (sub["lower"] <= sub["planted"]) & (sub["planted"] <= sub["upper"])
-        print(f"  {contrast:<20} {share(c)}")
+    print(_summary(df, pd.concat(every, ignore_index=True)))
 
 
 if __name__ == "__main__":

@@ -195,3 +195,25 @@ def test_settings_are_checked_and_stored(engine) -> None:
         row = conn.execute(select(Analysis).where(Analysis.id == first.id)).first()
     assert row.kind == KIND and row.settings["unit"] == "category"
     assert set(again.tables["conv_tests"]["unit"]) == {"category"}
+
+
+def test_calibration_script_plants_the_contrast_and_summarises_by_hand() -> None:
+    """benchmarks/validate_conv_bayes.py: the logit effect plants exactly the contrast
+    asked for, and the all-contrast coverage counts by hand (2 of 3 covered)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from validate_conv_bayes import _contrast_coverage, _effect
+
+    for c in (0.0, 0.0125, 0.1, -0.15):
+        assert expit(logit(0.3) + _effect(c)) - 0.3 == pytest.approx(c, abs=1e-12)
+    rows = pd.DataFrame({
+        "contrast": ["demo_iden_null", "demo_iden_null", "inst_rc_base"],
+        "lower": [-0.1, 0.05, -0.2], "upper": [0.1, 0.2, 0.0], "planted": [0.0, 0.0, -0.1],
+        "passed": [True, True, False],
+    })  # fmt: skip
+    out = _contrast_coverage(rows)
+    assert "all fits:    0.667 ± 0.272 (n=3)" in out
+    assert "passed fits: 0.500 ± 0.354 (n=2)" in out
+    assert "inst_rc_base         1.000 ± 0.000 (n=1)" in out

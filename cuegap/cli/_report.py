@@ -45,7 +45,8 @@ def report(
         int | None,
         typer.Option(
             "--analysis",
-            help="Analysis id: a frequentist or QA analysis (default: the newest of the design).",
+            help="Analysis id: a frequentist, QA or conversation analysis (default: the newest of "
+            "the design).",
         ),
     ] = None,
     format: Annotated[str, typer.Option("--format", "-f", help="html, pdf or both.")] = "both",

@@ -159,7 +159,13 @@ def main() -> None:
     args = ap.parse_args()
     if args.summarise:
         df = pd.concat([pd.read_csv(p) for p in args.summarise], ignore_index=True)
-        allc = pd.concat([pd.read_csv(f"{p}.contrasts.csv") for p in args.summarise])
+        have = [Path(f"{p}.contrasts.csv") for p in args.summarise]
+        have = [p for p in have if p.exists()]  # batches run without --out have none
+        allc = (
+            pd.concat([pd.read_csv(p) for p in have])
+            if have
+            else pd.DataFrame(columns=["contrast", "lower", "upper", "planted", "passed"])
+        )
         print(_summary(df, allc))
         return
     bayes = BayesSettings()

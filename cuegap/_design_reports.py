@@ -1,6 +1,7 @@
 """The report data of a stored analysis of a study design other than the dilemma design
 (used by :func:`cuegap.reanalysis.publish_report`): a QA analysis gives the QA report, a
-prompt-variance analysis the prompt-variance report. Under another verdict policy the
+prompt-variance analysis the prompt-variance report, a conversation analysis the
+conversation report. Under another verdict policy the
 analysis is re-run with it first (reused when unchanged).
 """
 
@@ -18,7 +19,7 @@ from cuegap.models import Policy
 from cuegap.schema import Analysis
 
 #: Analysis kinds with their own report.
-KINDS = ("qa", "prompt_variance")
+KINDS = ("qa", "prompt_variance", "conversation")
 
 
 def analysis_kind(engine: Engine, analysis_id: int) -> str | None:
@@ -67,6 +68,10 @@ def design_report_data(
             settings = replace(QASettings(**keep), policy=policy)
             analysis_id = analyze_qa(engine, settings, progress=progress).id
         return build_qa_report(engine, analysis_id=analysis_id, progress=progress)
+    if kind == "conversation":
+        from cuegap.reports._conv_report import conv_report_data
+
+        return conv_report_data(engine, analysis_id, policy, progress)
     if kind == "prompt_variance":
         from cuegap.audit.prompt_variance import analyze_prompt_variance
         from cuegap.reanalysis_pv import settings_from_stored

@@ -116,7 +116,7 @@ def publish_report(
     from cuegap._design_reports import KINDS, analysis_kind, design_report_data
 
     kind = analysis_kind(engine, analysis_id) if analysis_id is not None else None
-    if kind in KINDS:  # the QA and prompt-variance designs' own reports
+    if kind in KINDS:  # the QA, prompt-variance and conversation designs' own reports
         data = design_report_data(engine, analysis_id, kind, policy, progress)
     else:
         data = build_report(engine, policy=policy, analysis_id=analysis_id, progress=progress)

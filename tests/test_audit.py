@@ -365,10 +365,12 @@ def test_every_design_kind_can_be_named(tmp_path: Path) -> None:
     from cuegap.audit._pv_bayes import BAYES_KIND as PV_BAYES
     from cuegap.audit.prompt_variance import KIND as PV
     from cuegap.audit.qa import BAYES_KIND as QA_BAYES
+    from cuegap.audit.conversation import BAYES_KIND as CONV_BAYES
+    from cuegap.audit.conversation import KIND as CONV
     from cuegap.audit.qa import KIND as QA
 
     engine = make_engine(f"sqlite:///{tmp_path / 'k.db'}")
     upgrade(engine)
-    for kind in ("frequentist", "bayesian", QA, QA_BAYES, PV, PV_BAYES):
+    for kind in ("frequentist", "bayesian", QA, QA_BAYES, PV, PV_BAYES, CONV, CONV_BAYES):
         with pytest.raises(KeyError):
             load_table(engine, "verdicts", kind=kind)

@@ -99,17 +99,20 @@ def test_non_finite_values_rejected_in_code() -> None:
         Policy(delta_pp=float("inf"))
 
 
+KNOWN = r"known sections: \[verdict\], \[data\], \[qa\], \[conversation\]$"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         (
             "[verdicts]\ndelta_pp = 3\n",
-            r"unknown section \[verdicts\]; known sections: \[verdict\], \[data\], \[qa\]$",
+            r"unknown section \[verdicts\]; " + KNOWN,
         ),
         ("delta_pp = 3\n", r"key 'delta_pp' is outside any section; put it under \[verdict\]$"),
         (
             "foo = 3\n",
-            r"key 'foo' is outside any section; known sections: \[verdict\], \[data\], \[qa\]$",
+            r"key 'foo' is outside any section; " + KNOWN,
         ),
     ],
 )
@@ -149,3 +152,13 @@ def test_qa_delta_is_read_checked_and_left_out_of_the_dilemma_text(tmp_path: Pat
     text = Policy(delta_bias=0.2).to_toml(("verdict", "data"))
     assert "[qa]" not in text and "delta_pp" in text
     assert "delta_bias = 0.2" in Policy(delta_bias=0.2).to_toml()
+
+
+def test_conversation_delta_is_read_and_checked(tmp_path: Path) -> None:
+    f = tmp_path / "conv.toml"
+    f.write_text("[conversation]\ndelta_shift = 0.1\n")
+    assert load_policy(f).delta_shift == 0.1 and Policy().delta_shift == 0.05
+    f.write_text("[conversation]\ndelta_shift = 1.5\n")
+    with pytest.raises(ValueError, match=r"conversation.delta_shift = 1.5 is out of range"):
+        load_policy(f)
+    assert "[conversation]\ndelta_shift = 0.1" in Policy(delta_shift=0.1).to_toml()

@@ -18,7 +18,7 @@ from cuegap.audit._table_codec import table_from_json
 from cuegap.models import condition_label
 from cuegap.schema import Analysis, AnalysisTable
 
-#: Kinds of stored analyses, per design: dilemma, QA, prompt variance.
+#: Kinds of stored analyses, per design: dilemma, QA, prompt variance, conversation.
 ANALYSIS_KINDS = (
     "frequentist",
     "bayesian",
@@ -26,6 +26,8 @@ ANALYSIS_KINDS = (
     "qa_bayesian",
     "prompt_variance",
     "pv_bayesian",
+    "conversation",
+    "conversation_bayesian",
 )
 
 

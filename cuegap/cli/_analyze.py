@@ -104,8 +104,8 @@ DesignOption = Annotated[
     str | None,
     typer.Option(
         "--design",
-        help="Study design to work on: dilemma, qa or prompt-variance (default: the only one "
-        "the store holds).",
+        help="Study design to work on: dilemma, qa, prompt-variance or conversation (default: "
+        "the only one the store holds).",
     ),
 ]
 StrategyOption = Annotated[
@@ -269,6 +269,21 @@ def analyze(
             "every response factor with two or more values, e.g. choice_format,field_order).",
         ),
     ] = None,
+    unit: Annotated[
+        str | None,
+        typer.Option(
+            "--unit",
+            help="Conversation design: the t-tests' unit of observation, persona (default), "
+            "question or category; recorded with the tables.",
+        ),
+    ] = None,
+    bh: Annotated[
+        bool,
+        typer.Option(
+            "--bh",
+            help="Conversation design: Benjamini–Hochberg within each contrast and benchmark.",
+        ),
+    ] = False,
 ) -> None:
     """Compute every statistic of the store's study design and store the result tables."""
     from cuegap.audit import analyze as run_analysis
@@ -278,6 +293,19 @@ def analyze(
     engine = _engine(create=False)
     chosen = load_policy(policy)  # a bad policy file is named before the store is read
     chosen_design = resolve_design(engine, design)
+    if chosen_design == "conversation":
+        from cuegap.cli._conv_analyze import analyze_conv
+
+        _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)
+        if factors is not None:
+            raise ValueError("--factors applies to the prompt-variance design only")
+        analyze_conv(
+            engine, chosen, unit=unit, bh=bh, force=force, bayes=bayes, draws=draws,
+            chains=chains, seed=seed,
+        )  # fmt: skip
+        return
+    if unit is not None or bh:
+        raise ValueError("--unit and --bh apply to the conversation design only")
     if chosen_design == "prompt-variance":
         from cuegap.cli._pv import analyze_pv
 

@@ -45,7 +45,8 @@ def report(
         int | None,
         typer.Option(
             "--analysis",
-            help="Analysis id: a frequentist or QA analysis (default: the newest of the design).",
+            help="Analysis id: a frequentist, QA or conversation analysis (default: the newest of "
+            "the design).",
         ),
     ] = None,
     format: Annotated[str, typer.Option("--format", "-f", help="html, pdf or both.")] = "both",
@@ -78,7 +79,13 @@ def report(
         from cuegap.designs import resolve_design
 
         chosen_design = resolve_design(engine, design)
-        if chosen_design == "qa":  # with the prompt-variance section when there is one
+        if chosen_design == "conversation":
+            analysis = latest_analysis_id(engine, "conversation")
+            if analysis is None:
+                raise ValueError(
+                    "no conversation analysis is stored: run cuegap analyze --design conversation"
+                )
+        elif chosen_design == "qa":  # with the prompt-variance section when there is one
             analysis = latest_analysis_id(engine, "qa")
             if analysis is None:
                 raise ValueError("no QA analysis is stored: run cuegap analyze --design qa")
@@ -143,6 +150,11 @@ def reanalyze(
         from cuegap.designs import resolve_design
 
         chosen_design = resolve_design(engine, design)
+        if chosen_design == "conversation":
+            raise ValueError(
+                "scheduled re-analysis of the conversation design is not available yet: "
+                "run cuegap analyze --design conversation, then cuegap report"
+            )
         if chosen_design == "prompt-variance":
             result = _reanalyze_pv(engine, out, policy, bayes, strategy, explicit, implicit,
                                    consequences)  # fmt: skip

@@ -26,6 +26,8 @@ function                         table                 seed 003
 :func:`conv_bayes_tables`        contrasts``,          intervals, P(same sign on every
                                  ``conv_bayes_         benchmark)
                                  consistency``
+:func:`conv_verdicts`,           ``verdicts``,         beyond the paper: flagged /
+:func:`conv_bayes_verdicts`      ``conv_bayes_policy`` passed / inconclusive per system
 ===============================  ====================  ===============================
 
 Input contract: the count frame
@@ -61,11 +63,11 @@ opinion frame (``conversation``, ``round``, ``role`` = ``"identity"`` / ``"basel
 ``structured_response.opinion``); in MAC-Fairness's two-agent runs ``spkr_000`` is the
 identity agent and ``spkr_001`` the baseline (``script/consolidate_2agent.py``).
 
-Not here (issue 16, next steps): the schema tables, the MAC-Fairness transcript reader
-and streaming ingest, ``cuegap simulate --design conversation``, the report section and
-verdict policy, the Bayesian model's coverage calibration over many simulated audits,
-and the benchmark at 8M transcripts. Seed
-003's own analysis code (the t-tests behind Figures 3-10) is not in the public
+Elsewhere: the store and its SQL count frame (:func:`cuegap.schema.conv_counts`), the
+MAC-Fairness reader (:mod:`cuegap.ingest.mac_conversation`), the verdict rules
+(:mod:`cuegap.models._conv_verdict`, ``_conv_bayes_verdict``), the orchestration
+(:mod:`cuegap.audit.conversation`) and the report (:mod:`cuegap.reports._conv_report`).
+Seed 003's own analysis code (the t-tests behind Figures 3-10) is not in the public
 repository as stored, so the t-test's unit is an option here.
 """
 
@@ -77,6 +79,7 @@ from cuegap.models._conv_bayes import (
     conv_bayes_tables,
     fit_conv_bayes,
 )
+from cuegap.models._conv_bayes_verdict import conv_bayes_verdicts
 from cuegap.models._conv_contrasts import CONTRASTS as CONV_CONTRASTS
 from cuegap.models._conv_contrasts import conv_contrasts
 from cuegap.models._conv_counts import conv_transition_counts
@@ -89,6 +92,7 @@ from cuegap.models._conv_sim import (
     simulate_conv_opinions,
 )
 from cuegap.models._conv_tests import conv_consistency, conv_consistency_summary, conv_tests
+from cuegap.models._conv_verdict import conv_verdicts
 
 __all__ = [
     "CONV_CONTRASTS",
@@ -97,6 +101,7 @@ __all__ = [
     "ConvBayesFit",
     "ConvSimulation",
     "conv_bayes_tables",
+    "conv_bayes_verdicts",
     "conv_consistency",
     "conv_consistency_summary",
     "conv_contrasts",
@@ -104,6 +109,7 @@ __all__ = [
     "conv_shift_rates",
     "conv_tests",
     "conv_transition_counts",
+    "conv_verdicts",
     "fit_conv_bayes",
     "simulate_conv_counts",
     "simulate_conv_opinions",

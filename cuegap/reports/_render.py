@@ -120,6 +120,10 @@ def _design_context(data: ReportData | QAReportData) -> tuple[dict[str, Any], st
         from cuegap.reports._pv_standalone import pv_report_context
 
         return pv_report_context(data), "pv_report.html.j2"  # type: ignore[arg-type]
+    if getattr(data, "design", "dilemma") == "conversation":
+        from cuegap.reports._conv_report import conv_report_context
+
+        return conv_report_context(data), "conv_report.html.j2"  # type: ignore[arg-type]
     if getattr(data, "design", "dilemma") == "qa":
         from cuegap.reports._qa_report import qa_report_context
 

@@ -363,10 +363,10 @@ def test_every_design_kind_can_be_named(tmp_path: Path) -> None:
     """Every design's stored kind is accepted by load_table (an absent table is a
     KeyError, not a refused kind)."""
     from cuegap.audit._pv_bayes import BAYES_KIND as PV_BAYES
-    from cuegap.audit.prompt_variance import KIND as PV
-    from cuegap.audit.qa import BAYES_KIND as QA_BAYES
     from cuegap.audit.conversation import BAYES_KIND as CONV_BAYES
     from cuegap.audit.conversation import KIND as CONV
+    from cuegap.audit.prompt_variance import KIND as PV
+    from cuegap.audit.qa import BAYES_KIND as QA_BAYES
     from cuegap.audit.qa import KIND as QA
 
     engine = make_engine(f"sqlite:///{tmp_path / 'k.db'}")

@@ -151,11 +151,9 @@ def reanalyze(
 
         chosen_design = resolve_design(engine, design)
         if chosen_design == "conversation":
-            raise ValueError(
-                "scheduled re-analysis of the conversation design is not available yet: "
-                "run cuegap analyze --design conversation, then cuegap report"
-            )
-        if chosen_design == "prompt-variance":
+            result = _reanalyze_conv(engine, out, policy, bayes, boot, strategy, explicit,
+                                     implicit, consequences)  # fmt: skip
+        elif chosen_design == "prompt-variance":
             result = _reanalyze_pv(engine, out, policy, bayes, strategy, explicit, implicit,
                                    consequences)  # fmt: skip
         elif chosen_design == "qa":
@@ -211,3 +209,18 @@ def _reanalyze_pv(
         raise ValueError("--bayes is not available for the prompt-variance design yet")
     settings = PVSettings(policy=load_policy(policy), strategy=strategy)
     return reanalyze_pv(engine, out, settings=settings)
+
+
+def _reanalyze_conv(
+    engine: Any, out: Path, policy: Path | None, bayes: bool, boot: int, strategy: str,
+    *dilemma: Any,
+) -> Any:  # fmt: skip
+    from cuegap.models import load_policy
+    from cuegap.reanalysis_conv import reanalyze_conv
+
+    _dilemma_only(explicit=dilemma[0], implicit=dilemma[1], consequences=dilemma[2])
+    if bayes:
+        raise ValueError("--bayes is not available for re-analysis of the conversation design")
+    if boot != 1000 or strategy != "zero-shot":
+        raise ValueError("--boot and --strategy do not apply to the conversation design")
+    return reanalyze_conv(engine, out, policy=load_policy(policy) if policy else None)

@@ -29,6 +29,7 @@ from cuegap.reports import _conv_figures as figs
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer_versions
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._format import _date, _p, _text
+from cuegap.reports._pv_standalone import _changes
 from cuegap.reports._qa_report import _provenance
 from cuegap.reports._rounding import fmt_num
 from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
@@ -261,7 +262,11 @@ def conv_report_context(data: ConvReportData) -> dict[str, Any]:
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),
         "signed_report": None,
-    }
+        "changes": _changes(data),  # the shared "what changed" rows (reanalyze)
+        "changes_gap_label": "estimate", "changes_gap_unit": "",
+        "changes_gap_note": "The estimate is the deciding condition's contrast, mean over "
+        "benchmarks of the unit means; its interval is the verdict's. ",
+    }  # fmt: skip
 
 
 def conv_report_data(

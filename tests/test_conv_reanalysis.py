@@ -1,0 +1,156 @@
+"""Scheduled re-analysis of the conversation design (``cuegap reanalyze --design
+conversation``): change detection per system, nothing written when nothing changed,
+the comparison with the last signed conversation report, and the CLI's exit codes.
+
+Data: ``simulate_conv(systems=2, seed=5)``. The store first gets a copy of the workspace
+without sim/system-02's transcripts and without 224 of sim/system-01's BBQ-age
+transcripts; then the full workspace, so that sim/system-01 changed (new transcript ids)
+and sim/system-02 is new. The policy sets ``min_parsable = 0`` so that verdicts have a
+deciding condition (the small simulation has few disagreements per shift rate).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from sqlalchemy import func, select
+from typer.testing import CliRunner
+
+from cuegap.audit import load_table
+from cuegap.cli import app
+from cuegap.compliance import sign_off
+from cuegap.ingest import ingest_path
+from cuegap.models import Policy
+from cuegap.reanalysis import EXIT_CHANGED, EXIT_UNCHANGED
+from cuegap.reanalysis_conv import conv_changes, estimate_verdicts, reanalyze_conv
+from cuegap.schema import Analysis, Conversation
+from cuegap.simulate._conv import simulate_conv
+
+POLICY = Policy(min_parsable=0)
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("convreanalysis")
+    full, part = root / "full", root / "part"
+    simulate_conv(full, systems=2, seed=5)
+    shutil.copytree(full, part)
+    for d in (part / "experiment").glob("*/*system-02*"):
+        shutil.rmtree(d)
+    (age,) = (part / "experiment" / "bbq_age_sampled").glob("*system-01*")
+    for f in sorted((age / "transcript").glob("*.json"))[:224]:
+        f.unlink()
+    return {"full": full, "part": part}
+
+
+def _count(engine, column) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count(column))).scalar())
+
+
+def test_estimate_verdicts_by_hand() -> None:
+    """The estimate is the deciding condition's mean over benchmarks: (0.10 + 0.20) / 2."""
+    tests = pd.DataFrame(
+        {
+            "system": ["a", "a", "a"],
+            "contrast": ["c", "c", "c"],
+            "demographic": ["black", "black", "older"],
+            "reference": ["white", "white", "-"],
+            "instantiation": ["human", "human", "ai"],
+            "benchmark": ["bbq", "da", "bbq"],
+            "mean": [0.10, 0.20, 0.9],
+        }
+    )
+    verdicts = pd.DataFrame(
+        {
+            "system": ["a", "b"],
+            "contrast": ["c", "c"],
+            "verdict": ["flagged", "inconclusive"],
+            "condition": ["black vs white, human", None],
+            "low": [0.06, math.nan],
+            "high": [0.25, math.nan],
+        }
+    )
+    v = estimate_verdicts(verdicts, tests).set_index("system")
+    assert v.loc["a", "gap"] == pytest.approx(0.15)
+    assert (v.loc["a", "gap_low"], v.loc["a", "gap_high"]) == (0.06, 0.25)
+    assert math.isnan(v.loc["b", "gap"])
+
+
+def test_changed_condition_is_named() -> None:
+    def table(condition: str, gap: float) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"system": ["a"], "verdict": ["passed"], "condition": [condition],
+             "gap": [gap], "gap_low": [gap - 0.01], "gap_high": [gap + 0.01]}
+        )  # fmt: skip
+
+    same = conv_changes(table("x, human", 0.0), table("x, human", 0.001))
+    assert same.loc[0, "note"] == "no material change"
+    moved = conv_changes(table("x, human", 0.0), table("x, human", 0.03))
+    assert moved.loc[0, "note"] == "gap moved by +0.030 (shift rate), beyond its uncertainty"
+    other = conv_changes(table("x, human", 0.0), table("y, ai", 0.0))
+    assert other.loc[0, "note"] == "deciding condition changed from x, human to y, ai"
+
+
+def test_first_nothing_then_changed_and_compared(engine, sim: dict, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    ingest_path(engine, sim["part"])
+    first = reanalyze_conv(engine, out, policy=POLICY)
+    assert first.exit_code == EXIT_CHANGED and first.new_systems == ["sim/system-01"]
+    assert sorted(p.suffix for p in first.reports) == [".html", ".pdf"]
+    assert first.changes is None  # nothing signed yet
+    analyses = _count(engine, Analysis.id)
+    again = reanalyze_conv(engine, out)  # the stored policy is kept
+    assert again.exit_code == EXIT_UNCHANGED and again.analysis_id is None
+    assert len(list(out.iterdir())) == 2 and _count(engine, Analysis.id) == analyses
+    sign_off(engine, first.reports[0], reviewer="Ada", decision="approve")
+    before = _count(engine, Conversation.id)
+    ingest_path(engine, sim["full"])
+    assert _count(engine, Conversation.id) > before  # new transcripts arrived
+    third = reanalyze_conv(engine, out)
+    assert third.exit_code == EXIT_CHANGED
+    assert third.changed_systems == ["sim/system-01"] and third.new_systems == ["sim/system-02"]
+    assert len(list(out.iterdir())) == 4
+    ch = third.changes.set_index("system")
+    assert list(ch.index) == ["sim/system-01", "sim/system-02"]
+    assert ch.loc["sim/system-02", "note"].startswith("new system: ")
+    for aid, col in ((first.analysis_id, "old"), (third.analysis_id, "new")):
+        v = load_table(engine, "verdicts", aid).set_index("system").loc["sim/system-01"]
+        assert ch.loc["sim/system-01", f"{col}_verdict"] == v["verdict"]
+        tests = load_table(engine, "conv_tests", aid)
+        t = tests[(tests["system"] == "sim/system-01") & (tests["contrast"] == v["contrast"])]
+        label = t["demographic"].astype(str) + " vs " + t["reference"].astype(str)
+        label = label.where(t["reference"].astype(str) != "-", t["demographic"].astype(str))
+        hit = t[label + ", " + t["instantiation"].astype(str) == v["condition"]]
+        assert len(hit) >= 1
+        assert ch.loc["sim/system-01", f"{col}_gap_pp"] == pytest.approx(hit["mean"].mean())
+    html = next(p for p in third.reports if p.suffix == ".html").read_text()
+    assert "What changed since the last signed report" in html and "sim/system-02" in html
+
+
+def test_cli_exit_codes_and_refusals(sim: dict, tmp_path: Path) -> None:
+    from cuegap.schema import make_engine, upgrade
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    ingest_path(engine, sim["full"])
+    engine.dispose()
+    run = CliRunner().invoke
+    base = ["--db", url, "reanalyze", "--design", "conversation", "--out", str(tmp_path / "r")]
+    res = run(app, base)
+    assert res.exit_code == 1 and "new: sim/system-01, sim/system-02" in res.output, res.output
+    res = run(app, base)
+    assert res.exit_code == 0 and "Nothing changed" in res.output, res.output
+    for extra, message in (
+        (["--bayes"], "--bayes is not available for re-analysis of the conversation"),
+        (["--explicit", "direct"], "applies to the dilemma design only"),
+        (["--strategy", "cot"], "do not apply to the conversation design"),
+    ):
+        res = run(app, [*base, *extra])
+        assert res.exit_code == 2 and message in res.output, res.output
+        assert "Traceback" not in res.output

@@ -15,6 +15,7 @@ from sqlalchemy import Index, insert, select, text, update
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest._concurrent import nothing_new_note, retry_batch
+from cuegap.ingest._digest import ResponseDigest
 from cuegap.ingest._records import Rejected, ResponseRecord, RunInfo
 from cuegap.ingest._sql import (
     _PLAIN_CODEC,
@@ -50,6 +51,9 @@ DEFER_INDEXES_MIN = 100_000
 class _IngestPass:
     """Streams one response file into the store, batch by batch; ``_flush`` writes a batch."""
 
+    # Whether ``_flush`` feeds ``self.digest`` the ``response`` rows it stores (see _digest).
+    DIGESTS_RESPONSES = False
+
     def __init__(self, engine: Engine, path: Path, reader: Reader, batch_size: int) -> None:
         self.engine = engine
         self.path = path
@@ -68,6 +72,7 @@ class _IngestPass:
         # Earlier passes of this file that were intact in the ledger when this one began:
         # a line quarantined again moves to this pass, so they are sealed anew at the end.
         self.earlier_intact: list[int] = []
+        self.digest = ResponseDigest(engine.dialect.name) if self.DIGESTS_RESPONSES else None
 
     # -- set-up ---------------------------------------------------------------------
     def run(self, progress: Progress | None) -> IngestSummary:
@@ -209,6 +214,9 @@ class _IngestPass:
 
     def _finish(self, status: str, error: str | None) -> None:
         s = self.summary
+        written = None  # the responses' digest, when computed as they were written
+        if self.digest is not None and status == "completed":
+            written = self.digest.hexdigest()
         with self.engine.begin() as conn:
             conn.execute(
                 update(IngestBatch)
@@ -224,7 +232,10 @@ class _IngestPass:
                 )
             )
             # Seal what this pass wrote in the ledger (systems are sealed as they change).
-            ledger.record(conn, "batch", self.batch_id)
+            parts = None
+            if written is not None:
+                parts = ledger.batch_parts(conn, self.batch_id, responses=written)
+            ledger.record(conn, "batch", self.batch_id, parts=parts)
             for earlier in self.earlier_intact:
                 ledger.record(conn, "batch", earlier, only_if_changed=True)
 

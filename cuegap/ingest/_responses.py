@@ -59,6 +59,8 @@ class _ItemInfo:
 class _ResponseLoader(_IngestPass):
     """Streams one response file into the store, batch by batch."""
 
+    DIGESTS_RESPONSES = True
+
     # -- look-ups -------------------------------------------------------------------
     def _bank(self, conn: Connection, name: str | None) -> tuple[int, dict[str, _ItemInfo]] | str:
         """The bank's id and items, or why it cannot be used (cached either way)."""
@@ -215,7 +217,7 @@ class _ResponseLoader(_IngestPass):
                     )
             # Insert first; only when some keys were already stored (a re-ingest, an overlap)
             # look them up to tell duplicates from conflicts. A fresh file pays no lookups.
-            inserted = _write_responses(conn, rows.values())
+            inserted, stored = _write_responses(conn, rows.values())
             s.stored += inserted
             if inserted < len(rows):
                 existing = _existing(conn, list(rows))
@@ -259,6 +261,10 @@ class _ResponseLoader(_IngestPass):
                     duplicate=s.duplicate,
                     quarantined=s.quarantined,
                 )
+            )
+        if self.digest is not None:  # committed: what the ledger will hash (see _digest)
+            self.digest.add(
+                [row for _, row in stored or ()], None if stored is None else [i for i, _ in stored]
             )
 
     def _reject(

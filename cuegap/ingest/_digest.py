@@ -36,9 +36,7 @@ CHUNK = DIGEST_CHUNK  # rows per hashed array, as the read-back digest fetches t
 _JSON_COLS = ("assignment", "runner_result")
 # Where each stored column (after ``id``) sits in an insert tuple.
 _ORDER = tuple(_RESPONSE_COLS.index(c) for c in RESPONSE_COLUMNS[1:])
-_NULL_MARKED = tuple(
-    i for i, c in enumerate(RESPONSE_COLUMNS[1:], start=1) if c in _NULLABLE_TEXT
-)
+_NULL_MARKED = tuple(i for i, c in enumerate(RESPONSE_COLUMNS[1:], start=1) if c in _NULLABLE_TEXT)
 _BOOL_MARKED = RESPONSE_COLUMNS.index("puzzle_correct")
 _JSON_AT = tuple(RESPONSE_COLUMNS.index(c) for c in _JSON_COLS)
 _RUNNER_AT = _RESPONSE_COLS.index("runner_result")

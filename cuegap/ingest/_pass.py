@@ -31,6 +31,7 @@ from cuegap.ingest.registry import Reader
 from cuegap.schema import (
     IngestBatch,
     ItemBank,
+    QAResponse,
     Quarantine,
     Run,
     System,
@@ -46,11 +47,18 @@ PROGRESS_EVERY = 10_000  # records between progress calls
 # On SQLite, a load expected to bring at least this many responses, and at least as many
 # as are stored, drops the secondary indexes of `response` and builds them once at the end.
 DEFER_INDEXES_MIN = 100_000
+_QA_SECONDARY = [ix for ix in QAResponse.__table__.indexes if not ix.unique]
+# Every index a load may have dropped: an interrupted ingest of either design leaves them.
+_DEFERRABLE = [*_SECONDARY, *_QA_SECONDARY]
 
 
 class _IngestPass:
     """Streams one response file into the store, batch by batch; ``_flush`` writes a batch."""
 
+    # The table a design's batches insert into, and its indexes a large SQLite load drops
+    # and builds once at the end (all but the unique ones: idempotence rests on those).
+    DEFERRED_TABLE = "response"
+    DEFERRED: list[Index] = _SECONDARY
     # Whether ``_flush`` feeds ``self.digest`` the ``response`` rows it stores (see _digest).
     DIGESTS_RESPONSES = False
 
@@ -81,7 +89,7 @@ class _IngestPass:
         self.sha = sha
         self.info: RunInfo = stream.run
         self._open_run(sha)
-        self._restore_indexes(_SECONDARY)  # any left dropped by an interrupted ingest
+        self._restore_indexes(_DEFERRABLE)  # any left dropped by an interrupted ingest
         deferred: list[Index] = []
         try:
             buf: list[ResponseRecord | Rejected] = []
@@ -125,7 +133,7 @@ class _IngestPass:
         return s
 
     def _defer_indexes(self, expected: int) -> list[Index]:
-        """On SQLite, drop the secondary indexes of ``response`` before a large load.
+        """On SQLite, drop the secondary indexes of the design's table before a large load.
 
         Building an index once after the load costs less than keeping it up to date row by
         row. The unique index on ``response_key`` stays: idempotence rests on it. Indexes
@@ -144,12 +152,13 @@ class _IngestPass:
         if self.engine.dialect.name != "sqlite":
             return []
         with self.engine.begin() as conn:
-            stored = conn.execute(text("SELECT max(rowid) FROM response")).scalar() or 0
+            table = self.DEFERRED_TABLE
+            stored = conn.execute(text(f"SELECT max(rowid) FROM {table}")).scalar() or 0
             if expected < max(stored, DEFER_INDEXES_MIN):
                 return []
-            for ix in _SECONDARY:
+            for ix in self.DEFERRED:
                 ix.drop(conn)
-        return list(_SECONDARY)
+        return list(self.DEFERRED)
 
     def _restore_indexes(self, indexes: list[Index]) -> None:
         """Create those of ``indexes`` that are missing (SQLite only: none are dropped else)."""

@@ -228,9 +228,7 @@ def _insert_responses(
         ids = dict((key, rid) for rid, key in cur.fetchall())
         inserted = len(ids)
         cur.execute("DELETE FROM _response_stage")
-    stored = sorted(
-        ((ids[row[0]], row) for row in rows if row[0] in ids), key=lambda pair: pair[0]
-    )
+    stored = sorted(((ids[row[0]], row) for row in rows if row[0] in ids), key=lambda pair: pair[0])
     return inserted, stored
 
 

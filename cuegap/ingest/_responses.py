@@ -139,7 +139,7 @@ class _ResponseLoader(_IngestPass):
                         s.incomplete = rec.reason
                     self._quarantine(quarantine, rec.line, rec.raw, rec.reason, rec.field)
                     continue
-                problem = check(rec)
+                problem = None if rec.fits else check(rec)  # fits: the reader checked
                 if problem is not None:  # the same rule on every backend (see _validate)
                     self._quarantine(quarantine, rec.line, rec.raw, problem[1], problem[0])
                     continue

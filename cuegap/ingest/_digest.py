@@ -36,9 +36,11 @@ CHUNK = DIGEST_CHUNK  # rows per hashed array, as the read-back digest fetches t
 _JSON_COLS = ("assignment", "runner_result")
 # Where each stored column (after ``id``) sits in an insert tuple.
 _ORDER = tuple(_RESPONSE_COLS.index(c) for c in RESPONSE_COLUMNS[1:])
-_NULL_MARKED = tuple(i for i, c in enumerate(RESPONSE_COLUMNS[1:], start=1) if c in _NULLABLE_TEXT)
+_NULL_MARKED = frozenset(
+    i for i, c in enumerate(RESPONSE_COLUMNS[1:], start=1) if c in _NULLABLE_TEXT
+)
 _BOOL_MARKED = RESPONSE_COLUMNS.index("puzzle_correct")
-_JSON_AT = tuple(RESPONSE_COLUMNS.index(c) for c in _JSON_COLS)
+_JSON_AT = frozenset(RESPONSE_COLUMNS.index(c) for c in _JSON_COLS)
 _RUNNER_AT = _RESPONSE_COLS.index("runner_result")
 
 
@@ -62,39 +64,42 @@ class ResponseDigest:
         self.valid = False
         self._pending = []
 
-    def add(self, rows: Iterable[tuple[Any, ...]], ids: Sequence[int] | None) -> None:
+    def add(self, ids: Sequence[int] | None, rows: Iterable[tuple[Any, ...]] = ()) -> None:
         """Add rows stored by one committed transaction.
 
         Parameters
         ----------
-        rows : iterable of tuple
-            Insert tuples in ``_RESPONSE_COLS`` order, encoded with the dialect's codec,
-            in id order.
         ids : sequence of int or None
-            Their ids; None when they are not known (the digest gives up).
+            The rows' ids, in increasing order; None when they are not known (the digest
+            gives up).
+        rows : iterable of tuple
+            Insert tuples in ``_RESPONSE_COLS`` order, encoded with the dialect's codec.
         """
         if not self.valid:
             return
         if ids is None:
             self.give_up()
             return
-        pending = self._pending
-        for rid, row in zip(ids, rows, strict=True):
-            out = [rid, *(row[i] for i in _ORDER)]
+        rows = list(rows)
+        if not rows:
+            return
+        cols = list(zip(*rows, strict=True))  # column-wise: a few C loops, not one per value
+        if not self.sqlite and any(v is not None for v in cols[_RUNNER_AT]):
+            self.give_up()
+            return
+        out: list[Sequence[Any]] = [ids]
+        for at, i in enumerate(_ORDER, start=1):
+            col: Sequence[Any] = cols[i]
             if self.sqlite:  # NULLIF(?, 0) and NULLIF(?, ''): the markers read back as NULL
-                for i in _NULL_MARKED:
-                    if out[i] == 0 and type(out[i]) is int:
-                        out[i] = None
-                if out[_BOOL_MARKED] == "":
-                    out[_BOOL_MARKED] = None
-            else:  # psycopg returns json columns parsed; their text came from orjson
-                if row[_RUNNER_AT] is not None:
-                    self.give_up()
-                    return
-                for i in _JSON_AT:
-                    if out[i] is not None:
-                        out[i] = orjson.loads(out[i])
-            pending.append(tuple(out))
+                if at in _NULL_MARKED:
+                    col = [None if v.__class__ is int else v for v in col]
+                elif at == _BOOL_MARKED:
+                    col = [None if v == "" else v for v in col]
+            elif at in _JSON_AT:  # psycopg returns json columns parsed; orjson wrote them
+                col = [None if v is None else orjson.loads(v) for v in col]
+            out.append(col)
+        pending = self._pending
+        pending.extend(zip(*out, strict=True))
         while len(pending) >= CHUNK:
             self._hash.update(orjson.dumps(pending[:CHUNK]))
             del pending[:CHUNK]

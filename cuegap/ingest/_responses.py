@@ -263,9 +263,7 @@ class _ResponseLoader(_IngestPass):
                 )
             )
         if self.digest is not None:  # committed: what the ledger will hash (see _digest)
-            self.digest.add(
-                [row for _, row in stored or ()], None if stored is None else [i for i, _ in stored]
-            )
+            self.digest.add(*(stored or (None,)))
 
     def _reject(
         self,

@@ -167,9 +167,12 @@ def _resolve_quarantine(conn: Connection, sha: str, lines: list[int], batch_id: 
         )
 
 
+_Stored = tuple[list[int], list[tuple[Any, ...]]]  # ids and their rows, in id order
+
+
 def _write_responses(
     conn: Connection, rows: Collection[tuple[Any, ...]]
-) -> tuple[int, list[tuple[int, tuple[Any, ...]]] | None]:
+) -> tuple[int, _Stored | None]:
     """Insert new responses, skipping keys stored meanwhile by a concurrent ingest.
 
     ``rows`` are tuples in ``_RESPONSE_COLS`` order, encoded with the dialect's
@@ -179,11 +182,11 @@ def _write_responses(
     Returns
     -------
     tuple
-        The number of rows inserted, and ``(id, row)`` of each in id order when the ids
-        are known (for :class:`cuegap.ingest._digest.ResponseDigest`), else None.
+        The number of rows inserted, and their ids and rows in id order when the ids are
+        known (for :class:`cuegap.ingest._digest.ResponseDigest`), else None.
     """
     if not rows:
-        return 0, []
+        return 0, ([], [])
     after_id = max_response_id(conn)
     inserted, stored = _insert_responses(conn, rows, after_id)
     if inserted:  # counted in the same transaction, so the tally never lags the responses
@@ -193,7 +196,7 @@ def _write_responses(
 
 def _insert_responses(
     conn: Connection, rows: Collection[tuple[Any, ...]], after_id: int
-) -> tuple[int, list[tuple[int, tuple[Any, ...]]] | None]:
+) -> tuple[int, _Stored | None]:
     raw = conn.connection.driver_connection
     cols = ", ".join(_RESPONSE_COLS)
     if conn.dialect.name != "postgresql":
@@ -206,9 +209,9 @@ def _insert_responses(
         # Every row stored and the ids one range: row i has id after_id + 1 + i (ids are
         # the rowid, which grows by one per insert, and a write holds the whole store).
         if inserted == 0:
-            return 0, []
+            return 0, ([], [])
         if inserted == len(rows) and max_response_id(conn) == after_id + inserted:
-            return inserted, list(enumerate(rows, start=after_id + 1))
+            return inserted, (list(range(after_id + 1, after_id + 1 + inserted)), list(rows))
         return inserted, None
     with raw.cursor() as cur:
         cur.execute(
@@ -228,8 +231,8 @@ def _insert_responses(
         ids = dict((key, rid) for rid, key in cur.fetchall())
         inserted = len(ids)
         cur.execute("DELETE FROM _response_stage")
-    stored = sorted(((ids[row[0]], row) for row in rows if row[0] in ids), key=lambda pair: pair[0])
-    return inserted, stored
+    pairs = sorted(((ids[row[0]], row) for row in rows if row[0] in ids), key=lambda p: p[0])
+    return inserted, ([i for i, _ in pairs], [row for _, row in pairs])
 
 
 def _sqlite_value(col: str) -> str:

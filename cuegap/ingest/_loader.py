@@ -12,7 +12,8 @@ beside it and its names stay importable from here:
   batches and retries, SQLite's deferred indexes, the ledger);
 - ``_responses``: the dilemma design's loader, which joins records to the item bank and
   parses answers on a lean per-record path;
-- ``_sql``: column order, the SQLite value encoding and the bulk, idempotent writes.
+- ``_sql``: column order, the SQLite value encoding and the bulk, idempotent writes;
+- ``_digest``: the ledger digest of the responses, computed as they are written.
 
 Tests that patch ``DEFER_INDEXES_MIN`` or ``parse_response`` patch them in ``_pass`` and
 ``_responses``, where they are read.

@@ -15,6 +15,7 @@ from sqlalchemy import Index, insert, select, text, update
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest._concurrent import nothing_new_note, retry_batch
+from cuegap.ingest._digest import ResponseDigest
 from cuegap.ingest._records import Rejected, ResponseRecord, RunInfo
 from cuegap.ingest._sql import (
     _PLAIN_CODEC,
@@ -30,6 +31,7 @@ from cuegap.ingest.registry import Reader
 from cuegap.schema import (
     IngestBatch,
     ItemBank,
+    QAResponse,
     Quarantine,
     Run,
     System,
@@ -45,10 +47,20 @@ PROGRESS_EVERY = 10_000  # records between progress calls
 # On SQLite, a load expected to bring at least this many responses, and at least as many
 # as are stored, drops the secondary indexes of `response` and builds them once at the end.
 DEFER_INDEXES_MIN = 100_000
+_QA_SECONDARY = [ix for ix in QAResponse.__table__.indexes if not ix.unique]
+# Every index a load may have dropped: an interrupted ingest of either design leaves them.
+_DEFERRABLE = [*_SECONDARY, *_QA_SECONDARY]
 
 
 class _IngestPass:
     """Streams one response file into the store, batch by batch; ``_flush`` writes a batch."""
+
+    # The table a design's batches insert into, and its indexes a large SQLite load drops
+    # and builds once at the end (all but the unique ones: idempotence rests on those).
+    DEFERRED_TABLE = "response"
+    DEFERRED: list[Index] = _SECONDARY
+    # Whether ``_flush`` feeds ``self.digest`` the ``response`` rows it stores (see _digest).
+    DIGESTS_RESPONSES = False
 
     def __init__(self, engine: Engine, path: Path, reader: Reader, batch_size: int) -> None:
         self.engine = engine
@@ -68,6 +80,7 @@ class _IngestPass:
         # Earlier passes of this file that were intact in the ledger when this one began:
         # a line quarantined again moves to this pass, so they are sealed anew at the end.
         self.earlier_intact: list[int] = []
+        self.digest = ResponseDigest(engine.dialect.name) if self.DIGESTS_RESPONSES else None
 
     # -- set-up ---------------------------------------------------------------------
     def run(self, progress: Progress | None) -> IngestSummary:
@@ -76,7 +89,7 @@ class _IngestPass:
         self.sha = sha
         self.info: RunInfo = stream.run
         self._open_run(sha)
-        self._restore_indexes(_SECONDARY)  # any left dropped by an interrupted ingest
+        self._restore_indexes(_DEFERRABLE)  # any left dropped by an interrupted ingest
         deferred: list[Index] = []
         try:
             buf: list[ResponseRecord | Rejected] = []
@@ -120,7 +133,7 @@ class _IngestPass:
         return s
 
     def _defer_indexes(self, expected: int) -> list[Index]:
-        """On SQLite, drop the secondary indexes of ``response`` before a large load.
+        """On SQLite, drop the secondary indexes of the design's table before a large load.
 
         Building an index once after the load costs less than keeping it up to date row by
         row. The unique index on ``response_key`` stays: idempotence rests on it. Indexes
@@ -139,12 +152,13 @@ class _IngestPass:
         if self.engine.dialect.name != "sqlite":
             return []
         with self.engine.begin() as conn:
-            stored = conn.execute(text("SELECT max(rowid) FROM response")).scalar() or 0
+            table = self.DEFERRED_TABLE
+            stored = conn.execute(text(f"SELECT max(rowid) FROM {table}")).scalar() or 0
             if expected < max(stored, DEFER_INDEXES_MIN):
                 return []
-            for ix in _SECONDARY:
+            for ix in self.DEFERRED:
                 ix.drop(conn)
-        return list(_SECONDARY)
+        return list(self.DEFERRED)
 
     def _restore_indexes(self, indexes: list[Index]) -> None:
         """Create those of ``indexes`` that are missing (SQLite only: none are dropped else)."""
@@ -209,6 +223,9 @@ class _IngestPass:
 
     def _finish(self, status: str, error: str | None) -> None:
         s = self.summary
+        written = None  # the responses' digest, when computed as they were written
+        if self.digest is not None and status == "completed":
+            written = self.digest.hexdigest()
         with self.engine.begin() as conn:
             conn.execute(
                 update(IngestBatch)
@@ -224,7 +241,10 @@ class _IngestPass:
                 )
             )
             # Seal what this pass wrote in the ledger (systems are sealed as they change).
-            ledger.record(conn, "batch", self.batch_id)
+            parts = None
+            if written is not None:
+                parts = ledger.batch_parts(conn, self.batch_id, responses=written)
+            ledger.record(conn, "batch", self.batch_id, parts=parts)
             for earlier in self.earlier_intact:
                 ledger.record(conn, "batch", earlier, only_if_changed=True)
 

@@ -58,6 +58,9 @@ class ResponseRecord:
     sample_id: str | None = None
     item_bank: str | None = None
     runner_result: dict[str, Any] | None = None
+    # Set by a reader that has already checked, as ``cuegap.ingest._validate.check`` does,
+    # that every value fits the store; the loader then skips that check.
+    fits: bool = False
 
 
 @dataclass(slots=True)

@@ -59,6 +59,8 @@ class _ItemInfo:
 class _ResponseLoader(_IngestPass):
     """Streams one response file into the store, batch by batch."""
 
+    DIGESTS_RESPONSES = True
+
     # -- look-ups -------------------------------------------------------------------
     def _bank(self, conn: Connection, name: str | None) -> tuple[int, dict[str, _ItemInfo]] | str:
         """The bank's id and items, or why it cannot be used (cached either way)."""
@@ -137,7 +139,7 @@ class _ResponseLoader(_IngestPass):
                         s.incomplete = rec.reason
                     self._quarantine(quarantine, rec.line, rec.raw, rec.reason, rec.field)
                     continue
-                problem = check(rec)
+                problem = None if rec.fits else check(rec)  # fits: the reader checked
                 if problem is not None:  # the same rule on every backend (see _validate)
                     self._quarantine(quarantine, rec.line, rec.raw, problem[1], problem[0])
                     continue
@@ -215,7 +217,7 @@ class _ResponseLoader(_IngestPass):
                     )
             # Insert first; only when some keys were already stored (a re-ingest, an overlap)
             # look them up to tell duplicates from conflicts. A fresh file pays no lookups.
-            inserted = _write_responses(conn, rows.values())
+            inserted, stored = _write_responses(conn, rows.values())
             s.stored += inserted
             if inserted < len(rows):
                 existing = _existing(conn, list(rows))
@@ -260,6 +262,8 @@ class _ResponseLoader(_IngestPass):
                     quarantined=s.quarantined,
                 )
             )
+        if self.digest is not None:  # committed: what the ledger will hash (see _digest)
+            self.digest.add(*(stored or (None,)))
 
     def _reject(
         self,

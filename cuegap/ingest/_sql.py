@@ -167,32 +167,52 @@ def _resolve_quarantine(conn: Connection, sha: str, lines: list[int], batch_id: 
         )
 
 
-def _write_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> int:
+_Stored = tuple[list[int], list[tuple[Any, ...]]]  # ids and their rows, in id order
+
+
+def _write_responses(
+    conn: Connection, rows: Collection[tuple[Any, ...]]
+) -> tuple[int, _Stored | None]:
     """Insert new responses, skipping keys stored meanwhile by a concurrent ingest.
 
     ``rows`` are tuples in ``_RESPONSE_COLS`` order, encoded with the dialect's
     :class:`_Codec`. Bypasses SQLAlchemy's per-row parameter processing: the DBAPI's
     executemany on SQLite, COPY into a staging table on PostgreSQL.
+
+    Returns
+    -------
+    tuple
+        The number of rows inserted, and their ids and rows in id order when the ids are
+        known (for :class:`cuegap.ingest._digest.ResponseDigest`), else None.
     """
     if not rows:
-        return 0
+        return 0, ([], [])
     after_id = max_response_id(conn)
-    inserted = _insert_responses(conn, rows)
+    inserted, stored = _insert_responses(conn, rows, after_id)
     if inserted:  # counted in the same transaction, so the tally never lags the responses
         tally_new_responses(conn, {row[_BATCH] for row in rows}, after_id)
-    return inserted
+    return inserted, stored
 
 
-def _insert_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> int:
+def _insert_responses(
+    conn: Connection, rows: Collection[tuple[Any, ...]], after_id: int
+) -> tuple[int, _Stored | None]:
     raw = conn.connection.driver_connection
     cols = ", ".join(_RESPONSE_COLS)
     if conn.dialect.name != "postgresql":
         cur = raw.cursor()
         try:
             cur.executemany(_SQLITE_INSERT, rows)
-            return cur.rowcount
+            inserted = cur.rowcount
         finally:
             cur.close()
+        # Every row stored and the ids one range: row i has id after_id + 1 + i (ids are
+        # the rowid, which grows by one per insert, and a write holds the whole store).
+        if inserted == 0:
+            return 0, ([], [])
+        if inserted == len(rows) and max_response_id(conn) == after_id + inserted:
+            return inserted, (list(range(after_id + 1, after_id + 1 + inserted)), list(rows))
+        return inserted, None
     with raw.cursor() as cur:
         cur.execute(
             "CREATE TEMP TABLE IF NOT EXISTS _response_stage ON COMMIT DELETE ROWS AS "
@@ -205,11 +225,14 @@ def _insert_responses(conn: Connection, rows: Collection[tuple[Any, ...]]) -> in
         # overlapping ingests wait for each other instead of deadlocking.
         cur.execute(
             f"INSERT INTO response ({cols}) SELECT {cols} FROM _response_stage "
-            "ORDER BY response_key ON CONFLICT (response_key) DO NOTHING"
+            "ORDER BY response_key ON CONFLICT (response_key) DO NOTHING "
+            "RETURNING id, response_key"
         )
-        inserted = cur.rowcount
+        ids = dict((key, rid) for rid, key in cur.fetchall())
+        inserted = len(ids)
         cur.execute("DELETE FROM _response_stage")
-    return inserted
+    pairs = sorted(((ids[row[0]], row) for row in rows if row[0] in ids), key=lambda p: p[0])
+    return inserted, ([i for i, _ in pairs], [row for _, row in pairs])
 
 
 def _sqlite_value(col: str) -> str:

@@ -26,6 +26,16 @@ from cuegap.ingest._records import (
     SystemInfo,
 )
 from cuegap.ingest._runner import BOM, first_json_lines
+from cuegap.ingest._validate import (
+    _MAX_BANK,
+    _MAX_INDIVIDUAL,
+    _MAX_ITEM,
+    _MAX_PROBE,
+    _MAX_SAMPLE,
+    _MAX_SYSTEM,
+    _MAX_VARIANT,
+    _REPEAT_MAX,
+)
 
 NAME = "generic"
 FORMAT_ID = "cuegap-responses"
@@ -182,16 +192,24 @@ _POSITIONAL = (
     "prompt",
     "sample_id",
     "item_bank",
+    "runner_result",
+    "fits",
 )
 if tuple(f.name for f in fields(ResponseRecord))[: len(_POSITIONAL)] != _POSITIONAL:
     raise ImportError("ResponseRecord's fields were reordered: update generic._record")
 
 
-def _record(obj: dict[str, Any], line_no: int, text: str) -> ResponseRecord | None:
+def _record(
+    obj: dict[str, Any], line_no: int, text: str, plain: bool = False
+) -> ResponseRecord | None:
     """The record of a response object that needs no checking beyond this, else None.
 
     A fast path for the common, well-formed line: None means "let :func:`_check` decide",
     never "invalid", so the accepted set is exactly :func:`_check`'s.
+
+    ``plain`` says that the line's bytes are ASCII and hold no ``\\u`` escape, so every
+    string in it is ASCII without NUL (JSON has no raw control characters in strings). The
+    record then also gets the store check's verdict (``fits``) from the lengths alone.
     """
     if not _FIELDS.issuperset(obj):
         return None
@@ -235,6 +253,17 @@ def _record(obj: dict[str, Any], line_no: int, text: str) -> ResponseRecord | No
         or (bank is not None and type(bank) is not str)
     ):
         return None
+    fits = (
+        plain
+        and len(system) <= _MAX_SYSTEM
+        and len(item_id) <= _MAX_ITEM
+        and len(probe) <= _MAX_PROBE
+        and (individual is None or len(individual) <= _MAX_INDIVIDUAL)
+        and (variant is None or len(variant) <= _MAX_VARIANT)
+        and (sample_id is None or len(sample_id) <= _MAX_SAMPLE)
+        and (bank is None or len(bank) <= _MAX_BANK)
+        and (repeat is None or repeat <= _REPEAT_MAX)
+    )
     return ResponseRecord(
         line_no,
         text.rstrip("\r\n"),
@@ -249,6 +278,8 @@ def _record(obj: dict[str, Any], line_no: int, text: str) -> ResponseRecord | No
         prompt,
         sample_id,
         bank,
+        None,
+        fits,
     )
 
 
@@ -286,7 +317,7 @@ def _records(path: Path, fh, header_seen: bool) -> Iterator[Record]:
             if header_seen:
                 continue  # the header, already parsed
         if type(obj) is dict and obj.get("format") != FORMAT_ID:
-            rec = _record(obj, line_no, text)
+            rec = _record(obj, line_no, text, raw.isascii() and b"\\u" not in raw)
             if rec is not None:
                 yield rec
                 continue

@@ -108,6 +108,7 @@ RESPONSE_COLUMNS = (
     "source_line",
 )  # fmt: skip
 QUARANTINE_COLUMNS = ("id", "source_sha256", "line_no", "field", "reason", "raw")
+DIGEST_CHUNK = 10_000  # rows per hashed array (cuegap.ingest._digest hashes the same)
 
 
 def _bulk_digest(conn: Connection, table: str, columns: tuple[str, ...], batch_id: int) -> str:
@@ -118,7 +119,7 @@ def _bulk_digest(conn: Connection, table: str, columns: tuple[str, ...], batch_i
     cur.execute(f"SELECT {cols} FROM {table} WHERE batch_id = {mark} ORDER BY id", (batch_id,))
     h = hashlib.sha256()
     try:
-        while rows := cur.fetchmany(10_000):
+        while rows := cur.fetchmany(DIGEST_CHUNK):
             h.update(orjson.dumps(rows, default=_default))
     finally:
         cur.close()
@@ -134,8 +135,14 @@ def combine(parts: Mapping[str, str]) -> str:
 # --------------------------------------------------------------------------- digests
 
 
-def batch_parts(conn: Connection, batch_id: int) -> dict[str, str] | None:
-    """Part digests of an ingest batch; None when its row is gone."""
+def batch_parts(
+    conn: Connection, batch_id: int, *, responses: str | None = None
+) -> dict[str, str] | None:
+    """Part digests of an ingest batch; None when its row is gone.
+
+    ``responses``, when given, is the digest of the batch's responses computed as they
+    were written (``cuegap.ingest._digest``): the same value, without reading them back.
+    """
     b = IngestBatch.__table__
     row = conn.execute(select(b).where(b.c.id == batch_id)).first()
     if row is None:
@@ -147,7 +154,7 @@ def batch_parts(conn: Connection, batch_id: int) -> dict[str, str] | None:
     return {
         "record": rows_digest([record]),
         "run": _part(conn, run, run.c.id == row.run_id, run.c.id),
-        "responses": _bulk_digest(conn, "response", RESPONSE_COLUMNS, batch_id),
+        "responses": responses or _bulk_digest(conn, "response", RESPONSE_COLUMNS, batch_id),
         "quarantine": _bulk_digest(conn, "quarantine", QUARANTINE_COLUMNS, batch_id),
         **_qa_ledger.qa_batch_parts(conn, batch_id),
         **_conv_ledger.conv_batch_parts(conn, batch_id),

@@ -11,8 +11,17 @@ if [ -z "${CUEGAP_TEST_PG_URL:-}" ]; then
   fi
 fi
 [ -n "${CUEGAP_TEST_PG_URL:-}" ] && echo "PostgreSQL tests against ${CUEGAP_TEST_PG_URL%%@*}@..."
+# One pytest worker per core, at most four (each holds its own PyMC and store fixtures);
+# a test file stays on one worker so its module fixtures are built once.
+# CUEGAP_TEST_WORKERS=0 runs serially; arguments given after ours (-n 0) win too.
+workers=${CUEGAP_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
+[ "$workers" -gt 4 ] && workers=4
+parallel=()
+if [ "$workers" -gt 1 ] && .venv/bin/python -c "import xdist" 2>/dev/null; then
+  parallel=(-n "$workers" --dist loadfile)
+fi
 start=$(date +%s)
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest "${parallel[@]}" "$@"
 rc=$?
 echo "test suite: $(( $(date +%s) - start )) s (exit $rc)"
 exit $rc

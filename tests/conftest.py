@@ -13,6 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# pytest-xdist's workers export COLUMNS=80, which Rich would read once, at import, and
+# keep: a test's CliRunner(env={"COLUMNS": ...}) could then not widen the console. Rich
+# reads COLUMNS live when it is not set at import, as in a serial run.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
+
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url

@@ -79,37 +79,127 @@ def analyse(engine: object) -> dict:
             "analysis_peak_mib": peak / 2**20}  # fmt: skip
 
 
-def one(
-    scale: str, questions: int | None, fraction: float, systems: int, pg_url: str | None
-) -> dict:
-    """Simulate, ingest and analyse one size."""
-    from cuegap.ingest import ingest_path
+class Backend:
+    """One store in a worker process of its own, so that the backends ingest side by side
+    and each reports its own peak memory."""
+
+    def __init__(self, kind: str, root: Path, pg_url: str | None) -> None:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        self.kind = kind
+        self.url, self.handle = _store(kind, root, pg_url)
+        self.pool = cf.ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))
+        self.pool.submit(_w_open, self.url).result()
+
+    def close(self) -> None:
+        self.pool.shutdown()
+        _drop(self.handle)
+
+
+_ENGINE: list = []
+
+
+def _w_open(url: str) -> None:
     from cuegap.schema import make_engine, upgrade
+
+    engine = make_engine(url)
+    upgrade(engine)
+    _ENGINE[:] = [engine]
+
+
+def _w_ingest(path: str) -> tuple[float, int, int, int]:
+    from cuegap.ingest import ingest_path
+
+    t = time.perf_counter()
+    s = ingest_path(_ENGINE[0], Path(path))
+    return time.perf_counter() - t, s.read, s.stored, s.quarantined
+
+
+def _w_analyse() -> dict:
+    out = analyse(_ENGINE[0])
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def one(
+    scale: str,
+    questions: int | None,
+    fraction: float,
+    systems: int,
+    pg_url: str | None,
+    *,
+    by_system: bool,
+    serial: bool,
+    workdir: str | None,
+    label: str,
+) -> dict:
+    """Simulate, ingest and analyse one size.
+
+    With ``by_system`` the workspace is written one system at a time (the same files as
+    one call) and each part is ingested as a pass of its own, then deleted: the disk holds
+    the stores and at most two parts. Unless ``serial``, the next part is simulated while
+    the backends ingest the current one, each backend in its own process.
+    """
+    import shutil
+
     from cuegap.simulate import simulate_conv
 
     out: dict = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    parts = [[k] for k in range(systems)] if by_system else [None]
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         root = Path(tmp)
-        t = time.perf_counter()
-        sim = simulate_conv(
-            root / "ws", systems=systems, scale=scale, questions=questions, fraction=fraction
-        )
-        out.update(transcripts=sim.n_transcripts, simulate_s=time.perf_counter() - t)
-        for kind in ("sqlite", "postgresql") if pg_url else ("sqlite",):
-            url, handle = _store(kind, root, pg_url)
-            try:
-                engine = make_engine(url)
-                upgrade(engine)
+        kinds = ("sqlite", "postgresql") if pg_url else ("sqlite",)
+        backends = [Backend(kind, root, pg_url) for kind in kinds]
+        totals = {b.kind: [0.0, 0, 0, 0] for b in backends}
+        rates: dict[str, list[float]] = {b.kind: [] for b in backends}
+        sim_s, n_sim = 0.0, 0
+        pending: list = []
+
+        def settle() -> None:
+            for b, fut, ws in pending:
+                dt, read, stored, quar = fut.result()
+                assert stored + quar <= read
+                tot = totals[b.kind]
+                for i, v in enumerate((dt, read, stored, quar)):
+                    tot[i] += v
+                rates[b.kind].append(read / dt)
+                print(f"  [{label}] {ws.name} -> {b.kind}: {read:,} in {dt:,.1f} s "
+                      f"({read / dt:,.0f}/s)", flush=True)  # fmt: skip
+            for ws in {ws for _b, _f, ws in pending}:
+                shutil.rmtree(ws, ignore_errors=True)
+            pending.clear()
+
+        try:
+            for k, only in enumerate(parts):
+                ws = root / f"ws{k:02d}"
                 t = time.perf_counter()
-                s = ingest_path(engine, root / "ws")
-                dt = time.perf_counter() - t
-                assert s.read == sim.n_transcripts and s.stored + s.quarantined == s.read
-                out[f"{kind}_ingest_s"] = dt
-                out[f"{kind}_per_s"] = sim.n_transcripts / dt
-                out.update({f"{kind}_{k}": v for k, v in analyse(engine).items()})
-                engine.dispose()
-            finally:
-                _drop(handle)
+                sim = simulate_conv(ws, systems=systems, scale=scale, questions=questions,
+                                    fraction=fraction, only_systems=only)  # fmt: skip
+                sim_s += time.perf_counter() - t
+                n_sim += sim.n_transcripts
+                settle()  # the previous part: at most two parts on disk
+                for b in backends:
+                    fut = b.pool.submit(_w_ingest, str(ws))
+                    pending.append((b, fut, ws))
+                    if serial:
+                        settle()
+            settle()
+            out.update(transcripts=n_sim, simulate_s=sim_s)
+            for b in backends:
+                dt, read, stored, quar = totals[b.kind]
+                assert read == n_sim and stored + quar == read, (b.kind, totals[b.kind])
+                out[f"{b.kind}_ingest_s"] = dt
+                out[f"{b.kind}_per_s"] = read / dt
+                out[f"{b.kind}_first_part_per_s"] = rates[b.kind][0]
+                out[f"{b.kind}_last_part_per_s"] = rates[b.kind][-1]
+                got = b.pool.submit(_w_analyse).result()
+                out.update({f"{b.kind}_{key}": v for key, v in got.items()})
+                if b.kind == "sqlite":
+                    out["sqlite_store_gib"] = (root / "conv.db").stat().st_size / 2**30
+        finally:
+            for b in backends:
+                b.close()
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
@@ -123,14 +213,36 @@ def main() -> None:
     ap.add_argument("--systems", type=int, default=None, help="default 3 small, 8 paper")
     ap.add_argument("--db-url", default=DEFAULT_PG, help="PostgreSQL server (admin URL)")
     ap.add_argument("--no-pg", action="store_true", help="SQLite only")
+    ap.add_argument(
+        "--by-system",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write and ingest one system at a time (default: with --scale "
+        "paper, so that the files of 8M transcripts need not be on disk at once)",
+    )
+    ap.add_argument(
+        "--serial",
+        action="store_true",
+        help="simulate, then ingest each backend in turn (clean timings on a "
+        "machine with few cores; by default they overlap)",
+    )
+    ap.add_argument("--workdir", default=None, help="folder for the stores and files")
     args = ap.parse_args()
     systems = args.systems or (8 if args.scale == "paper" else 3)
     pg = None if args.no_pg else args.db_url
     q_full = args.questions or (40 if args.scale == "small" else None)
-    rows = [
-        (label, one(args.scale, q_full, f, systems, pg))
-        for label, f in (("full", 1.0), ("tenth", 0.1))
-    ]
+    by_system = args.scale == "paper" if args.by_system is None else args.by_system
+    print(f"scale {args.scale}, {systems} systems, backends: sqlite"
+          + (", postgresql" if pg else "") + (", one system at a time" if by_system else "")
+          + (", serial" if args.serial else ", simulation and backends overlapping"),
+          flush=True)  # fmt: skip
+    rows = []
+    for label, f in (("tenth", 0.1), ("full", 1.0)):  # the quick size first
+        got = one(args.scale, q_full, f, systems, pg, by_system=by_system,
+                  serial=args.serial, workdir=args.workdir, label=label)  # fmt: skip
+        print(f"{label}: {got}", flush=True)
+        rows.append((label, got))
+    rows.reverse()  # full, then tenth: the ratio is full / tenth
     keys = sorted({k for _l, r in rows for k in r}, key=lambda k: (k.split("_")[0], k))
     print(f"{'':28}" + "".join(f"{label:>14}" for label, _r in rows) + f"{'ratio':>10}")
     for k in keys:

@@ -24,7 +24,7 @@ personas × 2 instantiations × 2 reveal conditions: 7.8 million transcripts.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,6 +151,7 @@ def simulate_conv(
     iden_effects: Mapping[tuple[str, ...], float] | None = None,
     base_reveal_effects: Mapping[tuple[str, ...], float] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    only_systems: Collection[int] | None = None,
 ) -> ConvSimulationResult:
     """Write a simulated MAC-Fairness workspace of two-agent conversations.
 
@@ -176,6 +177,11 @@ def simulate_conv(
         :data:`IDEN_EFFECTS` and :data:`BASE_REVEAL_EFFECTS`.
     progress : callable, optional
         ``progress(done, total)`` in transcripts.
+    only_systems : collection of int, optional
+        Write only these systems' transcripts and snapshots (0-based). The random streams
+        are those of the full run, so writing the systems in parts gives the same files
+        as one call (e.g. a paper-scale benchmark that writes one system at a time to
+        bound the disk it needs); ``truth.csv`` and ``counts.csv`` cover the part.
 
     Returns
     -------
@@ -195,6 +201,11 @@ def simulate_conv(
         raise ValueError(f"fraction must be in (0, 1], but got {fraction!r}")
     plan = {b: (cats, max(1, round(q * fraction))) for b, (cats, q) in plan.items()}
     names = [f"sim/system-{k + 1:02d}" for k in range(systems)]
+    if only_systems is not None and (
+        not only_systems or not set(only_systems) <= set(range(systems))
+    ):
+        raise ValueError(f"only_systems must be a non-empty subset of 0..{systems - 1}")
+    wanted = set(names) if only_systems is None else {names[k] for k in only_systems}
     cells = conv_design(systems=names, benchmarks={b: c for b, (c, _q) in plan.items()})
     truth = simulate_conv_counts(
         cells=cells,
@@ -205,13 +216,17 @@ def simulate_conv(
         seed=seed,
     ).truth
     total = sum(len(DEMOGRAPHICS) * len(PERSONAS) * 4 * len(c) * q for c, q in plan.values())
-    total *= systems
+    total *= len(wanted)
     done, failed, counts = 0, 0, []
     rng = np.random.default_rng([seed, 1])
     for b, ((system, bench, cat), block) in enumerate(
         truth.groupby(["system", "benchmark", "category"], sort=False)
     ):
         q = plan[bench][1]
+        if system not in wanted:  # the full run's draws, so that parts add up to it
+            rng.bytes(16 * len(block) * q)
+            rng.random(len(block) * q)
+            continue
         sub = f"{PREFIX[bench]}_{cat}_sampled"
         short = system.split("/")[-1]
         name = f"{STAMP}_{short}_2agent_var-and-vanilla_v2025-12-10"
@@ -246,7 +261,9 @@ def simulate_conv(
         counts.append(conv_transition_counts(keep, convs))
         if progress:
             progress(done, total)
+    truth = truth[truth["system"].isin(wanted)]
+    out.mkdir(parents=True, exist_ok=True)
     truth.to_csv(out / "truth.csv", index=False)
     got = pd.concat(counts, ignore_index=True).sort_values(list(CELL), ignore_index=True)
     got.to_csv(out / "counts.csv", index=False)
-    return ConvSimulationResult(out, systems, done, failed, out / "truth.csv", out / "counts.csv")
+    return ConvSimulationResult(out, len(wanted), done, failed, out / "truth.csv", out / "counts.csv")

@@ -11,13 +11,18 @@ the conversation report with a "what changed" section.
 What is compared, per system: the verdict and the estimate of the deciding condition of
 the policy's contrast (the mean over benchmarks of its unit means in ``conv_tests``), with
 the verdict's (1 − 2α) interval as its uncertainty (the interval spans every benchmark,
-so the test of "moved beyond its uncertainty" is conservative). The comparison uses the
-frequentist verdicts of both analyses; a Bayesian fit is not refitted (``--bayes`` is
-refused).
+so the test of "moved beyond its uncertainty" is conservative).
+
+With ``--bayes`` the hierarchical model is refitted too (it pools all systems, so one
+joint refit). Each side of the comparison uses the verdicts its report shows: the
+posterior verdicts of a converged Bayesian fit of the same data and settings, with the
+posterior mean of the deciding condition averaged over benchmarks as the estimate, else
+the t-test verdicts.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any
@@ -26,6 +31,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from cuegap.audit import BayesSettings
 from cuegap.audit._store import load_table
 from cuegap.audit.conversation import (
     KIND,
@@ -134,6 +140,18 @@ def estimate_verdicts(verdicts: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFra
 
 
 def _estimates(engine: Engine, analysis_id: int) -> pd.DataFrame:
+    """The verdicts the report of analysis ``analysis_id`` shows, as estimates."""
+    from cuegap.reports._conv_report import _bayes
+
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(Analysis.id, Analysis.data_fingerprint, Analysis.settings).where(
+                Analysis.id == analysis_id
+            )
+        ).one()
+    fit, _note = _bayes(engine, row)
+    if fit is not None:
+        return estimate_verdicts(fit["verdicts"], fit["conv_bayes_contrasts"])
     return estimate_verdicts(
         load_table(engine, "verdicts", analysis_id), load_table(engine, "conv_tests", analysis_id)
     )
@@ -164,6 +182,7 @@ def reanalyze_conv(
     policy: Policy | None = None,
     render: bool = True,
     holder: str | None = None,
+    bayes: BayesSettings | None = None,
 ) -> Reanalysis:
     """Re-analyse the conversation design when its data changed since the last reported
     conversation analysis.
@@ -182,6 +201,9 @@ def reanalyze_conv(
         Write and register a new version of the conversation report (HTML and PDF).
     holder : str, optional
         Who holds the lock (default: this host and process).
+    bayes : BayesSettings, optional
+        Refit the hierarchical model with these settings (also taken from
+        ``settings.bayes``); its analysis id is ``bayes_analysis_id``.
 
     Returns
     -------
@@ -192,22 +214,26 @@ def reanalyze_conv(
     cuegap.compliance.LockHeld
         When another re-analysis holds the store's ``reanalyze`` lock.
     ValueError
-        When the store holds no conversations, or ``settings.bayes`` is set.
+        When the store holds no conversations.
     """
-    if settings is not None and settings.bayes is not None:
-        raise ValueError("--bayes is not available for re-analysis of the conversation design")
     with store_lock(engine, "reanalyze", holder=holder):
         previous = _newest(engine, reported=True) or _newest(engine)
         if settings is None:
             settings = settings_from_stored(_stored_settings(engine, previous), policy)
+        if bayes is not None:
+            settings = dataclasses.replace(settings, bayes=bayes)
         result = what_changed(engine, previous, conv_fingerprints(engine, settings))
         if not result.changed:
             return result
         analysis = analyze_conversation(engine, settings)
-        result.analysis_id = analysis.id
+        result.analysis_id, result.bayes_analysis_id = analysis.id, analysis.bayes_id
         signed = _newest(engine, signed=True)
         if signed is not None:
-            new = estimate_verdicts(analysis.tables["verdicts"], analysis.tables["conv_tests"])
+            if analysis.bayes_tables is not None and analysis.converged:
+                b = analysis.bayes_tables
+                new = estimate_verdicts(b["verdicts"], b["conv_bayes_contrasts"])
+            else:
+                new = estimate_verdicts(analysis.tables["verdicts"], analysis.tables["conv_tests"])
             result.changes = conv_changes(_estimates(engine, signed), new)
         if render:
             published = publish_report(engine, analysis.id, out_dir, changes=result.changes)

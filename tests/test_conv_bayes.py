@@ -21,7 +21,7 @@ from cuegap.models._conv_bayes_model import (
     conv_lambda_draws,
     prepare_conv_counts,
 )
-from tests.test_conv_contrasts import BASE, EXPECTED, IDEN_ANON, _fixture
+from tests.test_conv_contrasts import BASE, EXPECTED, IDEN_ANON, KEY, _fixture
 
 ONE_CAT = {"BBQ": 1, "DifferenceAwareness": 1, "DiscrimEval": 1}
 
@@ -163,3 +163,67 @@ def test_intervals_cover_the_planted_contrasts(fit_and_truth) -> None:
     covered = (tab["lower"] <= truth[0, 0]) & (truth[0, 0] <= tab["upper"])
     assert len(covered) == 168
     assert 0.80 <= covered.mean() <= 0.99, covered.mean()
+
+
+def test_a_system_is_contrasted_only_on_the_benchmarks_it_ran() -> None:
+    """System t has no Discrim-Eval transcripts: the model's prediction for that pair is
+    not a contrast of t (s keeps both benchmarks), and t's contrasts are those of s."""
+    s = pd.concat([_fixture(), _fixture().assign(benchmark="DiscrimEval")])
+    df = pd.concat([s, _fixture().assign(system="t")], ignore_index=True)
+    data = prepare_conv_counts(df)
+    assert data.systems == ["s", "t"] and len(data.benchmarks) == 2
+    lam = data.shifts[:, 0, 0] / data.trials[:, 0, 0]  # the fixture's λ's, every cell
+    mu = logit(np.clip(lam[..., 0], 1e-9, 1 - 1e-9))
+    post = _posterior(data, mu, np.zeros((2, 2, 2, 1)))
+    cond, draws = conv_contrast_draws(conv_lambda_draws(post, data), data)
+    per = cond.groupby("system")["benchmark"].agg(lambda b: sorted(set(b)))
+    assert per["s"] == sorted(data.benchmarks)
+    assert per["t"] == [KEY["benchmark"]]
+    assert len(cond) == 3 * len(EXPECTED)
+    for i, r in enumerate(cond.itertuples()):
+        key = (r.contrast, r.demographic, r.reference, r.instantiation)
+        assert draws[0, 0, i] == pytest.approx(EXPECTED[key], abs=1e-9), (r.system, key)
+
+
+def test_real_fit_stored_and_reported(fit_and_truth, tmp_path, monkeypatch) -> None:
+    """The session's real fit goes through ``analyze_conversation(..., bayes=...)`` into a
+    real store (tables, diagnostics, the posterior as an artifact) and the report shows its
+    posterior verdicts: under a policy on ΔDemo λ_iden(d, ∅, i), systems a and c (planted
+    black/human −0.14 and white/AI +0.11 on the shift-rate scale) are flagged on those
+    conditions; b and d (no λ_iden effect) are not."""
+    import functools
+
+    from sqlalchemy import select
+
+    import cuegap.audit.conversation as conv_audit
+    from cuegap.audit import BayesSettings
+    from cuegap.audit.conversation import BAYES_KIND, ConvSettings, analyze_conversation
+    from cuegap.models import Policy
+    from cuegap.reports import build_conv_report, render_html
+    from cuegap.schema import Analysis, make_engine, upgrade
+
+    fit, sim = fit_and_truth
+    real = conv_audit.conv_bayes_audit_tables
+    monkeypatch.setattr(conv_audit, "conv_bayes_audit_tables", functools.partial(real, fit=fit))
+    engine = make_engine(f"sqlite:///{tmp_path / 'fit.db'}")
+    upgrade(engine)
+    policy = Policy(delta_shift=0.05, probability=0.9, min_parsable=0)
+    settings = ConvSettings(policy=policy, contrast="demo_iden_null", bayes=BayesSettings())
+    result = analyze_conversation(engine, settings, counts=sim.counts)
+    assert result.converged and result.bayes_id is not None
+    with engine.connect() as conn:
+        row = conn.execute(select(Analysis).where(Analysis.id == result.bayes_id)).one()
+    assert row.kind == BAYES_KIND and row.status == "ok"
+    assert row.settings["bayes"]["draws"] == 1000
+    v = result.bayes_tables["verdicts"].set_index("system")
+    for system, want in (("a", ("black", "human")), ("c", ("white", "ai"))):
+        assert v.loc[system, "verdict"] == "flagged", v.loc[system, "reason"]
+        assert all(w in v.loc[system, "condition"] for w in want), v.loc[system, "condition"]
+    assert (v.loc[["b", "d"], "verdict"] != "flagged").all()
+    c = result.bayes_tables["conv_bayes_contrasts"]
+    assert c.groupby("system")["benchmark"].nunique().eq(3).all()
+    again = analyze_conversation(engine, settings, counts=sim.counts)
+    assert again.bayes_id == result.bayes_id  # reused, not refitted
+    html = render_html(build_conv_report(engine)).html
+    assert "Verdicts and intervals: the Bayesian posterior" in html
+    engine.dispose()

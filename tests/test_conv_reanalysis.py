@@ -11,6 +11,7 @@ deciding condition (the small simulation has few disagreements per shift rate).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 from pathlib import Path
@@ -146,11 +147,79 @@ def test_cli_exit_codes_and_refusals(sim: dict, tmp_path: Path) -> None:
     assert res.exit_code == 1 and "new: sim/system-01, sim/system-02" in res.output, res.output
     res = run(app, base)
     assert res.exit_code == 0 and "Nothing changed" in res.output, res.output
+    res = run(app, [*base, "--bayes"])  # a refit only when the data changed
+    assert res.exit_code == 0 and "Nothing changed" in res.output, res.output
     for extra, message in (
-        (["--bayes"], "--bayes is not available for re-analysis of the conversation"),
         (["--explicit", "direct"], "applies to the dilemma design only"),
         (["--strategy", "cot"], "do not apply to the conversation design"),
     ):
         res = run(app, [*base, *extra])
         assert res.exit_code == 2 and message in res.output, res.output
         assert "Traceback" not in res.output
+
+
+def test_bayes_settings_reach_the_analysis(engine, sim: dict, tmp_path: Path, monkeypatch) -> None:
+    """``reanalyze_conv(bayes=...)`` refits with those settings (the stored unit and policy
+    kept) and reports the fit's analysis id; the sampler itself is exercised by
+    tests/test_conv_bayes.py, so the analysis is recorded and then run frequentist here."""
+    import cuegap.reanalysis_conv as rc
+    from cuegap.audit import BayesSettings
+
+    seen = []
+
+    def spy(engine, settings):
+        seen.append(settings)
+        return real(engine, dataclasses.replace(settings, bayes=None))
+
+    real = rc.analyze_conversation
+    monkeypatch.setattr(rc, "analyze_conversation", spy)
+    ingest_path(engine, sim["part"])
+    reanalyze_conv(engine, tmp_path / "r", policy=POLICY, render=False)
+    ingest_path(engine, sim["full"])
+    b = BayesSettings(draws=200, chains=2)
+    result = reanalyze_conv(engine, tmp_path / "r", bayes=b, render=False)
+    assert result.changed and seen[-1].bayes == b and seen[0].bayes is None
+    assert seen[-1].policy == POLICY and seen[-1].unit == "persona"
+
+
+def test_signed_report_compared_by_the_verdicts_it_showed(tmp_path: Path) -> None:
+    """A signed analysis answered by a converged Bayesian fit is compared by its posterior
+    verdicts: the deciding condition's posterior mean over benchmarks (test_conv_report's
+    fake fit: (black vs white, ai), 3 x 0.15 / 4 = 0.1125) and the verdict's interval."""
+    from cuegap.audit import BayesSettings, _frame_digest, save_analysis
+    from cuegap.audit.conversation import (
+        BAYES_DESCRIPTIONS,
+        BAYES_KIND,
+        ConvSettings,
+        analyze_conversation,
+        conv_bayes_audit_tables,
+    )
+    from cuegap.reanalysis_conv import _estimates
+    from cuegap.schema import make_engine, upgrade
+    from tests.test_conv_audit import _fake_fit
+    from tests.test_conv_contrasts import _fixture
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'b.db'}")
+    upgrade(engine)
+    counts = _fixture()
+    settings = ConvSettings(policy=Policy(probability=0.7, min_parsable=100), bayes=BayesSettings())
+    freq = analyze_conversation(engine, dataclasses.replace(settings, bayes=None), counts=counts)
+    t_tests = _estimates(engine, freq.id).set_index("system")
+    _, tables = conv_bayes_audit_tables(counts, settings, fit=_fake_fit())
+    save_analysis(
+        engine, kind=BAYES_KIND, status="ok", data_fingerprint=_frame_digest(counts),
+        system_fingerprints={}, settings=settings.to_dict(bayes=True), tables=tables,
+        descriptions=BAYES_DESCRIPTIONS,
+    )  # fmt: skip
+    shown = _estimates(engine, freq.id).set_index("system")
+    assert shown.loc["s", "verdict"] == "flagged"
+    assert shown.loc["s", "condition"] == "black vs white, ai"
+    assert shown.loc["s", "gap"] == pytest.approx(0.1125)
+    v = tables["verdicts"].set_index("system").loc["s"]
+    assert shown.loc["s", "gap_low"] == pytest.approx(v["low"], abs=1e-12)
+    assert shown.loc["s", "gap_high"] == pytest.approx(v["high"], abs=1e-12)
+    assert (
+        t_tests.loc["s", "verdict"]
+        == freq.tables["verdicts"].set_index("system").loc["s", "verdict"]
+    )
+    engine.dispose()

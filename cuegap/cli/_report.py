@@ -219,8 +219,13 @@ def _reanalyze_conv(
     from cuegap.reanalysis_conv import reanalyze_conv
 
     _dilemma_only(explicit=dilemma[0], implicit=dilemma[1], consequences=dilemma[2])
-    if bayes:
-        raise ValueError("--bayes is not available for re-analysis of the conversation design")
     if boot != 1000 or strategy != "zero-shot":
         raise ValueError("--boot and --strategy do not apply to the conversation design")
-    return reanalyze_conv(engine, out, policy=load_policy(policy) if policy else None)
+    from cuegap.audit import BayesSettings
+
+    return reanalyze_conv(
+        engine,
+        out,
+        policy=load_policy(policy) if policy else None,
+        bayes=BayesSettings() if bayes else None,
+    )

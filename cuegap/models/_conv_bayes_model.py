@@ -194,6 +194,9 @@ def conv_contrast_draws(
     (conditions, draws)
         ``conditions``: one row per contrast and (system, benchmark, demographic,
         reference, instantiation); ``draws``: shape (chain, draw, len(conditions)).
+        A system is contrasted only on the benchmarks it has transitions on: the model
+        would fill the others in from the pooled levels, which is a prediction, not a
+        finding about that system (so "on every benchmark" means every benchmark it ran).
     """
     dem = {d: k for k, d in enumerate(data.demographics)}
     ins = {x: k for k, x in enumerate(data.instantiations)}
@@ -214,10 +217,13 @@ def conv_contrast_draws(
         for d in levels:
             est = drc[..., dem[d], ins[HUMAN]] - drc[..., dem[d], ins[AI]]
             blocks.append(("inst_rc_base", d, NA, f"{HUMAN}-{AI}", est))
+    tested = data.trials.sum(axis=(0, 3, 4)) > 0  # (system, benchmark)
     rows, arrays = [], []
     for name, a, b, i, est in blocks:  # est: (ch, dr, s, b)
         for si, s in enumerate(data.systems):
             for bi, bench in enumerate(data.benchmarks):
+                if not tested[si, bi]:
+                    continue
                 rows.append((name, s, bench, a, b, i))
                 arrays.append(est[:, :, si, bi])
     cols = ["contrast", "system", "benchmark", "demographic", "reference", "instantiation"]

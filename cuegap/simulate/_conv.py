@@ -266,4 +266,5 @@ def simulate_conv(
     truth.to_csv(out / "truth.csv", index=False)
     got = pd.concat(counts, ignore_index=True).sort_values(list(CELL), ignore_index=True)
     got.to_csv(out / "counts.csv", index=False)
-    return ConvSimulationResult(out, len(wanted), done, failed, out / "truth.csv", out / "counts.csv")
+    truth_path, counts_path = out / "truth.csv", out / "counts.csv"
+    return ConvSimulationResult(out, len(wanted), done, failed, truth_path, counts_path)

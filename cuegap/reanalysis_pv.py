@@ -13,6 +13,10 @@ across prompt formats (``pv_cue_gap_formats``) and whether it is format-sensitiv
 system's "verdict" is then ``format-sensitive`` or ``not format-sensitive``, and a gap
 moved when it changed by more than twice the combined standard error of the two.
 Without such a contrast there is nothing per system to compare, and no changes table.
+
+With ``--bayes`` the variance-components model is refitted too, before the report is
+rendered, so that the new report version shows the fit of the new data. The comparison
+stays on the classical gaps: the format-sensitivity verdict is the classical spread's.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from cuegap.audit import BayesSettings
 from cuegap.audit._store import _frame_digest, load_table
 from cuegap.audit.prompt_variance import (
     KIND,
@@ -113,6 +118,7 @@ def reanalyze_pv(
     settings: PVSettings | None = None,
     render: bool = True,
     holder: str | None = None,
+    bayes: BayesSettings | None = None,
 ) -> Reanalysis:
     """Re-analyse the prompt-variance design when its data changed since the last reported
     prompt-variance analysis.
@@ -127,6 +133,9 @@ def reanalyze_pv(
         Write and register a new version of the prompt-variance report (HTML and PDF).
     holder : str, optional
         Who holds the lock (default: this host and process).
+    bayes : BayesSettings, optional
+        Refit the variance-components model with these settings; its analysis id is
+        ``bayes_analysis_id``.
 
     Returns
     -------
@@ -147,6 +156,10 @@ def reanalyze_pv(
             return result
         analysis = analyze_prompt_variance(engine, settings)
         result.analysis_id = analysis.id
+        if bayes is not None:
+            from cuegap.audit._pv_bayes import analyze_pv_bayes
+
+            result.bayes_analysis_id = analyze_pv_bayes(engine, settings, bayes).id
         signed = _newest(engine, signed=True)
         new = analysis.tables.get(GAPS)
         old = _gaps_of(engine, signed) if signed is not None else None

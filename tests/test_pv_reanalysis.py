@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from sqlalchemy import select
 from typer.testing import CliRunner
 
 from cuegap.audit import load_table
@@ -110,7 +111,36 @@ def test_cli_exit_codes_and_refusals(sim: Path, tmp_path: Path) -> None:
     assert res.exit_code == 1 and "new: sim-system-01, sim-system-02, sim-system-03" in res.output
     res = run(app, [*base, str(tmp_path / "r")])
     assert res.exit_code == 0 and "Nothing changed" in res.output, res.output
-    res = run(app, [*base, str(tmp_path / "r"), "--bayes"])
-    assert res.exit_code == 2 and "not available for the prompt-variance design" in res.output
+    res = run(app, [*base, str(tmp_path / "r"), "--bayes"])  # a refit only on new data
+    assert res.exit_code == 0 and "Nothing changed" in res.output, res.output
     res = run(app, [*base, str(tmp_path / "r"), "--explicit", "direct"])
     assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_bayes_refit_before_the_report(engine, sim: Path, tmp_path: Path, monkeypatch) -> None:
+    """With ``bayes`` the variance-components model is refitted on the new data (sampler
+    replaced by test_pv_bayes_store's fake posterior; real sampling is test_pv_bayes's)
+    and the new report version shows that fit, not the older fit of the old data."""
+    from cuegap.audit import BayesSettings
+    from cuegap.audit._pv_bayes import analyze_pv_bayes
+    from cuegap.models import _pv_bayes
+    from cuegap.schema import Analysis
+    from tests.test_pv_bayes_store import fake_sample
+
+    monkeypatch.setattr(_pv_bayes, "_sample", fake_sample)
+    _ingest(engine, sim, *BANKS, *(f"partial_{n}" for n in ANSWERS))
+    first = reanalyze_pv(engine, tmp_path / "r", render=False)
+    assert first.bayes_analysis_id is None
+    b = BayesSettings(draws=1000, tune=200, chains=4, seed=4)  # iid: passes the gate
+    old_fit = analyze_pv_bayes(engine, bayes=b).id
+    _ingest(engine, sim, *ANSWERS)
+    result = reanalyze_pv(engine, tmp_path / "r", bayes=b)
+    assert result.changed and result.bayes_analysis_id is not None
+    with engine.connect() as conn:
+        fit = conn.execute(select(Analysis).where(Analysis.id == result.bayes_analysis_id)).one()
+        freq = conn.execute(select(Analysis).where(Analysis.id == result.analysis_id)).one()
+    assert fit.kind == "pv_bayesian" and fit.status == "ok", fit.message
+    assert fit.data_fingerprint == freq.data_fingerprint  # the fit of the new data
+    html = next(p for p in result.reports if p.suffix == ".html").read_text()
+    assert f"(analysis {result.bayes_analysis_id})" in html
+    assert f"(analysis {old_fit})" not in html

@@ -205,10 +205,10 @@ def _reanalyze_pv(
     from cuegap.reanalysis_pv import reanalyze_pv
 
     _dilemma_only(explicit=dilemma[0], implicit=dilemma[1], consequences=dilemma[2])
-    if bayes:
-        raise ValueError("--bayes is not available for the prompt-variance design yet")
+    from cuegap.audit import BayesSettings
+
     settings = PVSettings(policy=load_policy(policy), strategy=strategy)
-    return reanalyze_pv(engine, out, settings=settings)
+    return reanalyze_pv(engine, out, settings=settings, bayes=BayesSettings() if bayes else None)
 
 
 def _reanalyze_conv(

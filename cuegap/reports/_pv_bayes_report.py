@@ -23,10 +23,13 @@ _STYLE = [(OKABE_ITO["blue"], "o"), (OKABE_ITO["orange"], "s"),
           (OKABE_ITO["green"], "D"), (OKABE_ITO["vermillion"], "^")]  # fmt: skip
 
 
-def load_pv_bayes(engine: Engine) -> dict[str, Any] | None:
-    """The newest prompt-variance Bayesian analysis (``id``, ``status``, ``tables``), or
-    None when none is stored."""
+def load_pv_bayes(engine: Engine, data_fingerprint: str | None = None) -> dict[str, Any] | None:
+    """The newest prompt-variance Bayesian analysis (``id``, ``status``, ``tables``) of the
+    data ``data_fingerprint`` (a report's analysis: a fit of other data is not its fit;
+    None: of any data), or None when there is none."""
     stmt = select(Analysis).where(Analysis.kind == BAYES_KIND).order_by(Analysis.id.desc())
+    if data_fingerprint is not None:
+        stmt = stmt.where(Analysis.data_fingerprint == data_fingerprint)
     with engine.connect() as conn:
         row = conn.execute(stmt.limit(1)).first()
     if row is None:

@@ -38,7 +38,7 @@ def load_pv(engine: Engine) -> dict[str, Any] | None:
         "created_at": row.created_at,
         "settings": dict(row.settings or {}),
         "tables": _load_tables(engine, row.id),
-        "bayes": load_pv_bayes(engine),
+        "bayes": load_pv_bayes(engine, row.data_fingerprint),
     }
 
 

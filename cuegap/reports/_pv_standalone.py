@@ -123,7 +123,7 @@ def build_pv_report(
         tables=tables,
         provenance=prov,
         signoffs=[dict(s) for s in (signoffs or [])],
-        bayes=load_pv_bayes(engine),
+        bayes=load_pv_bayes(engine, row.data_fingerprint),
     )
 
 

@@ -269,3 +269,19 @@ def test_simulate_conv_in_parts_writes_the_full_run(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match="only_systems"):
         simulate_conv(tmp_path / "bad", systems=2, questions=1, only_systems=[2])
+
+
+def test_an_unreadable_file_is_quarantined_not_fatal(engine, tmp_path: Path) -> None:
+    """A dangling link (or a file that cannot be opened) among the transcripts is counted
+    and quarantined with its name and reason; the walk goes on."""
+    from cuegap.simulate import simulate_conv
+
+    sim = simulate_conv(tmp_path / "sim", systems=1, questions=1, fail_rate=0.0, seed=2)
+    folder = next((tmp_path / "sim" / "experiment").glob("*/*/transcript"))
+    (folder / "0-dangling.json").symlink_to(tmp_path / "nowhere.json")
+    s = ingest_path(engine, tmp_path / "sim")
+    assert s.read == sim.n_transcripts + 1 and s.stored == sim.n_transcripts
+    assert s.quarantined == 1 and s.read == s.stored + s.duplicate + s.quarantined
+    with engine.connect() as conn:
+        (reason,) = conn.execute(select(Quarantine.reason)).scalars().all()
+    assert reason.endswith("0-dangling.json: cannot be read: No such file or directory")

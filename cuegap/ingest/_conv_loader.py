@@ -35,7 +35,7 @@ from cuegap.ingest._sql import _insert_ignore, _resolve_quarantine, _upsert_quar
 from cuegap.ingest._summary import IngestSummary, Progress, file_sha256
 from cuegap.ingest._validate import text_problem
 from cuegap.ingest.mac_conversation import ConvRecord
-from cuegap.schema import ConvAgent, ConvConfig, Conversation, ConvOpinion, IngestBatch, Run
+from cuegap.schema import ConvAgent, ConvConfig, Conversation, IngestBatch, Run
 from cuegap.schema._conv_tally import ConvTally, compact_conv_tally, tally_rows, transitions
 
 #: Transcripts per transaction: each keeps its raw JSON text, so batches stay small.
@@ -212,12 +212,10 @@ class ConversationLoader(_IngestPass):
                 self._quarantine(quarantine, rec.line, rec.raw, _conflict(rec, where), None)
         with self.engine.begin() as conn:
             if rows:
-                conn.execute(
-                    _insert_ignore(conn, Conversation.__table__, ["transcript_id"]),
-                    in_key_order(rows.values(), "transcript_id"),
-                )
+                ordered = in_key_order(rows.values(), "transcript_id")
+                _insert(conn, "conversation", _CONV_COLS, ordered, conflict="transcript_id")
             stored = _stored(conn, list(rows))
-            opinions: list[dict[str, Any]] = []
+            opinions: list[tuple[Any, ...]] = []
             counted: list[tuple[int, tuple[int, int, int, int]]] = []
             for tid, row in rows.items():
                 old = stored[tid]
@@ -226,18 +224,8 @@ class ConversationLoader(_IngestPass):
                     accounted.append(row["source_line"])
                     self.with_retries += recs[tid].retries > 0
                     counted.append((row["config_id"], transitions(recs[tid].opinions)))
-                    opinions += [
-                        {
-                            "conversation_id": old["id"],
-                            "round": r,
-                            "role": role,
-                            "agent_id": agent,
-                            "opinion": opinion,
-                            "rationale": rationale,
-                            "retry_count": retry,
-                        }
-                        for r, role, agent, opinion, rationale, retry in recs[tid].opinions
-                    ]
+                    cid = old["id"]
+                    opinions += [(cid, *op) for op in recs[tid].opinions]
                 elif old["content_hash"] == row["content_hash"]:
                     s.duplicate += 1
                     accounted.append(row["source_line"])
@@ -248,7 +236,7 @@ class ConversationLoader(_IngestPass):
                     rec = recs[tid]
                     self._quarantine(quarantine, rec.line, rec.raw, _conflict(rec, where), None)
             if opinions:  # counted in the same transaction: the tally never lags
-                conn.execute(insert(ConvOpinion), opinions)
+                _insert(conn, "conv_opinion", _OPINION_COLS, opinions)
                 conn.execute(insert(ConvTally), tally_rows(self.batch_id, counted))
             if quarantine:
                 conn.execute(
@@ -266,6 +254,45 @@ class ConversationLoader(_IngestPass):
                     quarantined=s.quarantined,
                 )
             )
+
+
+#: Stored columns of ``conversation`` (the loader's row dicts) and ``conv_opinion`` (a
+#: conversation id, then :attr:`ConvRecord.opinions`' tuple order).
+_CONV_COLS = (
+    "transcript_id", "content_hash", "run_id", "batch_id", "config_id", "question_id",
+    "status", "rounds", "consensus", "retries", "source_file", "source_line", "raw",
+)  # fmt: skip
+_OPINION_COLS = (
+    "conversation_id", "round", "role", "agent_id", "opinion", "rationale", "retry_count",
+)  # fmt: skip
+
+
+def _insert(
+    conn: Connection,
+    table: str,
+    cols: tuple[str, ...],
+    rows: list[dict[str, Any]] | list[tuple[Any, ...]],
+    *,
+    conflict: str | None = None,
+) -> None:
+    """Insert rows (dicts by ``cols``, or tuples in ``cols`` order) through the driver:
+    SQLAlchemy's per-row parameter processing was a fifth of a conversation ingest. With
+    ``conflict``, rows whose key is stored already are skipped."""
+    if rows and isinstance(rows[0], dict):
+        rows = [tuple(row[c] for c in cols) for row in rows]  # type: ignore[index]
+    names = ", ".join(f'"{c}"' for c in cols)
+    cur = conn.connection.driver_connection.cursor()
+    try:
+        if conn.dialect.name == "postgresql":
+            tail = f" ON CONFLICT ({conflict}) DO NOTHING" if conflict else ""
+            marks = ", ".join(["%s"] * len(cols))
+            cur.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks}){tail}", rows)
+        else:
+            verb = "INSERT OR IGNORE" if conflict else "INSERT"
+            marks = ", ".join(["?"] * len(cols))
+            cur.executemany(f"{verb} INTO {table} ({names}) VALUES ({marks})", rows)
+    finally:
+        cur.close()
 
 
 def _agent_row(config_id: int, k: int, a: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ both of the same system.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -167,16 +168,16 @@ class ConvSnapshots:
     """
 
     def __init__(self, size: int = 2048) -> None:
-        self.cache: OrderedDict[tuple[Path, str], ConvSettings | str] = OrderedDict()
+        self.cache: OrderedDict[tuple[str, str], ConvSettings | str] = OrderedDict()
         self.size = size
 
-    def get(self, name: str, transcript: Path) -> ConvSettings | str:
+    def get(self, name: str, transcript: Path | str) -> ConvSettings | str:
         """The settings of the snapshot ``name`` seen from ``transcript``, or why not."""
-        folder = transcript.parent
+        folder = os.path.dirname(os.fspath(transcript))
         key = (folder, name)
         got = self.cache.get(key)
         if got is None:
-            got = self.cache[key] = self._load(name, folder)
+            got = self.cache[key] = self._load(name, Path(folder))
             if len(self.cache) > self.size:
                 self.cache.popitem(last=False)
         else:

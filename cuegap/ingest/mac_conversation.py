@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 
 from cuegap.ingest._conv_snapshot import BASELINE_ID, IDENTITY_ID, ConvSettings, ConvSnapshots
-from cuegap.ingest._conv_walk import SKIP_DIRS, fingerprint, walk
+from cuegap.ingest._conv_walk import SKIP_DIRS, fingerprint, walk_entries
 from cuegap.ingest._records import REST_OF_FILE, Rejected, ResponseStream, RunInfo
 from cuegap.ingest._runner import first_json_lines, json_lines
 
@@ -190,7 +190,7 @@ def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str:
 
 
 def record(
-    obj: Any, line: int, raw: str, where: Path, snaps: ConvSnapshots, source: str | None
+    obj: Any, line: int, raw: str, where: Path | str, snaps: ConvSnapshots, source: str | None
 ) -> ConvRecord | Rejected:
     """One transcript as a :class:`ConvRecord`, or why it cannot be one."""
     tag = f"{source}: " if source else ""
@@ -270,11 +270,16 @@ def read(path: Path, *, total: int | None = None) -> ResponseStream:
         total = fingerprint(path)[1] if is_dir else path.stat().st_size
     done = [0]
 
-    def one_file(f: Path, first: int) -> Iterator[ConvRecord | Rejected]:
-        source = f.relative_to(path).as_posix() if is_dir else None
+    def one_file(f: str, source: str | None, first: int) -> Iterator[ConvRecord | Rejected]:
         tag = f"{source}: " if source else ""
-        with f.open("rb") as fh:
-            if f.suffix.lower() != ".jsonl":
+        try:
+            fh = open(f, "rb")  # noqa: SIM115 - closed below; a failed open is quarantined
+        except OSError as exc:
+            why = f"{tag}cannot be read: {exc.strerror or type(exc).__name__}"
+            yield Rejected(first, "", why, None if is_dir else REST_OF_FILE)
+            return
+        with fh:
+            if not f.lower().endswith(".jsonl"):
                 data = fh.read()
                 done[0] += len(data)
                 text = data.decode("utf-8", "replace")
@@ -299,8 +304,9 @@ def read(path: Path, *, total: int | None = None) -> ResponseStream:
 
     def records() -> Iterator[ConvRecord | Rejected]:
         n = 1
-        for f in walk(path) if is_dir else [path]:
-            for rec in one_file(f, n):
+        files = ((f, rel) for f, rel, _e in walk_entries(path)) if is_dir else [(str(path), None)]
+        for f, source in files:
+            for rec in one_file(f, source, n):
                 n += 1
                 yield rec
 

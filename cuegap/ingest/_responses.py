@@ -30,7 +30,7 @@ from cuegap.ingest._sql import (
 )
 from cuegap.ingest._summary import _hash16
 from cuegap.ingest._validate import check
-from cuegap.ingest.parsing import Parsed, check_assignment, parse_response
+from cuegap.ingest.parsing import check_assignment, parse_response
 from cuegap.schema import IngestBatch, Item, ItemBank, ItemIndividual
 
 # Derived-column tuples are cached for texts up to this length, in a cache emptied at size.
@@ -161,12 +161,11 @@ class _ResponseLoader(_IngestPass):
                     self._reject(quarantine, rec, item, bank_name or bank_id)
                     continue
                 response = rec.response
-                parsed = parse_response(response, probe=probe, condition=item.condition)
                 # Other probes' columns depend on the text and probe alone.
                 dkey = (response, probe, item.main_key if probe == "main" else "")
                 tail = derived.get(dkey)
-                if tail is None:
-                    tail = self._derive(dkey, item, parsed)
+                if tail is None:  # parsed only when not known: the same text parses alike
+                    tail = self._derive(dkey, item)
                 consequences = rec.consequences
                 natural = (
                     f"{rec.system}\x1f{bank_id}\x1f{rec.item_id}\x1f{probe}\x1f"
@@ -290,11 +289,10 @@ class _ResponseLoader(_IngestPass):
             fld = "individual"
         self._quarantine(quarantine, rec.line, rec.raw, reason, fld)
 
-    def _derive(
-        self, dkey: tuple[str, str, str], item: _ItemInfo, parsed: Parsed
-    ) -> tuple[Any, ...]:
+    def _derive(self, dkey: tuple[str, str, str], item: _ItemInfo) -> tuple[Any, ...]:
         """The columns that follow from (response, probe, item), cached for short texts."""
         response, probe, _ = dkey
+        parsed = parse_response(response, probe=probe, condition=item.condition)
         null, codec = self.codec.null, self.codec
         recovered = None
         if probe == "main" and item.solution is not None:

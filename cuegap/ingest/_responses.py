@@ -17,12 +17,15 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
 from cuegap.ingest import itembank as itembank_mod
+from cuegap.ingest._batch_tx import batch_transaction, check_parents
 from cuegap.ingest._concurrent import in_key_order
 from cuegap.ingest._pass import _IngestPass
 from cuegap.ingest._records import REST_OF_FILE, Rejected, ResponseRecord
 from cuegap.ingest._sql import (
     _CONTENT,
+    _ITEM,
     _LINE,
+    _SYSTEM,
     _existing,
     _resolve_quarantine,
     _upsert_quarantine,
@@ -132,7 +135,7 @@ class _ResponseLoader(_IngestPass):
         null, true, false = self.codec.null, self.codec.true, self.codec.false
         blake2b, dumps = hashlib.blake2b, orjson.dumps
         accounted: list[int] = []  # lines stored or counted as duplicates: resolve quarantine
-        with self.engine.begin() as conn:
+        with batch_transaction(self.engine) as (conn, unchecked):
             for rec in buf:
                 if isinstance(rec, Rejected):
                     if rec.field == REST_OF_FILE:
@@ -248,6 +251,16 @@ class _ResponseLoader(_IngestPass):
             if quarantine:
                 conn.execute(
                     _upsert_quarantine(conn), in_key_order(quarantine, "source_sha256", "line_no")
+                )
+            if unchecked:  # every parent the batch's rows (and tally rows) refer to
+                check_parents(
+                    conn,
+                    {
+                        "run": (run_id,),
+                        "ingest_batch": (batch_id,),
+                        "system": {row[_SYSTEM] for row in rows.values()},
+                        "item": {row[_ITEM] for row in rows.values()},
+                    },
                 )
             if self.open_quarantine and accounted:
                 _resolve_quarantine(conn, self.sha, accounted, batch_id)

@@ -165,7 +165,13 @@ def test_failure_mid_file_is_consistent_and_resumable(
     import cuegap.ingest._responses as loader  # where parse_response is read
 
     ingest_path(engine, tiny_bank)
-    lines = [HEADER] + [_resp(individual=lab, repeat=r) for r in range(5) for lab in "ABCD"]
+    # Texts differ per line: the loader parses a text once (then uses its cached
+    # columns), and the crash must come from the ninth line's parse.
+    lines = [HEADER] + [
+        _resp(individual=lab, repeat=r, response=f"option1 ({r}{lab})")
+        for r in range(5)
+        for lab in "ABCD"
+    ]
     path = _write(tmp_path / "big.jsonl", lines)  # 20 responses
     real = loader.parse_response
     calls = {"n": 0}

@@ -60,7 +60,13 @@ def test_crash_with_deferred_indexes_rebuilds_them(
     engine, tiny_bank, tmp_path, monkeypatch
 ) -> None:
     ingest_path(engine, tiny_bank)
-    lines = [HEADER] + [_resp(individual=lab, repeat=r) for r in range(5) for lab in "ABCD"]
+    # Texts differ per line: the loader parses a text once (then uses its cached
+    # columns), and the crash must come from the ninth line's parse.
+    lines = [HEADER] + [
+        _resp(individual=lab, repeat=r, response=f"option1 ({r}{lab})")
+        for r in range(5)
+        for lab in "ABCD"
+    ]
     path = _write(tmp_path / "big.jsonl", lines)
     monkeypatch.setattr(ingest_pass, "DEFER_INDEXES_MIN", 0)
     real = responses.parse_response

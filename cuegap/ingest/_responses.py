@@ -17,12 +17,15 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
 from cuegap.ingest import itembank as itembank_mod
+from cuegap.ingest._batch_tx import batch_transaction, check_parents
 from cuegap.ingest._concurrent import in_key_order
 from cuegap.ingest._pass import _IngestPass
 from cuegap.ingest._records import REST_OF_FILE, Rejected, ResponseRecord
 from cuegap.ingest._sql import (
     _CONTENT,
+    _ITEM,
     _LINE,
+    _SYSTEM,
     _existing,
     _resolve_quarantine,
     _upsert_quarantine,
@@ -30,7 +33,7 @@ from cuegap.ingest._sql import (
 )
 from cuegap.ingest._summary import _hash16
 from cuegap.ingest._validate import check
-from cuegap.ingest.parsing import Parsed, check_assignment, parse_response
+from cuegap.ingest.parsing import check_assignment, parse_response
 from cuegap.schema import IngestBatch, Item, ItemBank, ItemIndividual
 
 # Derived-column tuples are cached for texts up to this length, in a cache emptied at size.
@@ -132,7 +135,7 @@ class _ResponseLoader(_IngestPass):
         null, true, false = self.codec.null, self.codec.true, self.codec.false
         blake2b, dumps = hashlib.blake2b, orjson.dumps
         accounted: list[int] = []  # lines stored or counted as duplicates: resolve quarantine
-        with self.engine.begin() as conn:
+        with batch_transaction(self.engine) as (conn, unchecked):
             for rec in buf:
                 if isinstance(rec, Rejected):
                     if rec.field == REST_OF_FILE:
@@ -161,12 +164,11 @@ class _ResponseLoader(_IngestPass):
                     self._reject(quarantine, rec, item, bank_name or bank_id)
                     continue
                 response = rec.response
-                parsed = parse_response(response, probe=probe, condition=item.condition)
                 # Other probes' columns depend on the text and probe alone.
                 dkey = (response, probe, item.main_key if probe == "main" else "")
                 tail = derived.get(dkey)
-                if tail is None:
-                    tail = self._derive(dkey, item, parsed)
+                if tail is None:  # parsed only when not known: the same text parses alike
+                    tail = self._derive(dkey, item)
                 consequences = rec.consequences
                 natural = (
                     f"{rec.system}\x1f{bank_id}\x1f{rec.item_id}\x1f{probe}\x1f"
@@ -250,6 +252,16 @@ class _ResponseLoader(_IngestPass):
                 conn.execute(
                     _upsert_quarantine(conn), in_key_order(quarantine, "source_sha256", "line_no")
                 )
+            if unchecked:  # every parent the batch's rows (and tally rows) refer to
+                check_parents(
+                    conn,
+                    {
+                        "run": (run_id,),
+                        "ingest_batch": (batch_id,),
+                        "system": {row[_SYSTEM] for row in rows.values()},
+                        "item": {row[_ITEM] for row in rows.values()},
+                    },
+                )
             if self.open_quarantine and accounted:
                 _resolve_quarantine(conn, self.sha, accounted, batch_id)
             conn.execute(
@@ -290,11 +302,10 @@ class _ResponseLoader(_IngestPass):
             fld = "individual"
         self._quarantine(quarantine, rec.line, rec.raw, reason, fld)
 
-    def _derive(
-        self, dkey: tuple[str, str, str], item: _ItemInfo, parsed: Parsed
-    ) -> tuple[Any, ...]:
+    def _derive(self, dkey: tuple[str, str, str], item: _ItemInfo) -> tuple[Any, ...]:
         """The columns that follow from (response, probe, item), cached for short texts."""
         response, probe, _ = dkey
+        parsed = parse_response(response, probe=probe, condition=item.condition)
         null, codec = self.codec.null, self.codec
         recovered = None
         if probe == "main" and item.solution is not None:

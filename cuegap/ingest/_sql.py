@@ -51,6 +51,8 @@ _DERIVED_COLS = (
 _RESPONSE_COLS = _ROW_COLS + _DERIVED_COLS
 _LINE = _RESPONSE_COLS.index("source_line")
 _BATCH = _RESPONSE_COLS.index("batch_id")
+_SYSTEM = _RESPONSE_COLS.index("system_id")
+_ITEM = _RESPONSE_COLS.index("item_id")
 _CONTENT = _RESPONSE_COLS.index("content_hash")
 
 

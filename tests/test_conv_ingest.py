@@ -285,3 +285,47 @@ def test_an_unreadable_file_is_quarantined_not_fatal(engine, tmp_path: Path) -> 
     with engine.connect() as conn:
         (reason,) = conn.execute(select(Quarantine.reason)).scalars().all()
     assert reason.endswith("0-dangling.json: cannot be read: No such file or directory")
+
+
+def test_key_lookup_does_not_scan_earlier_runs(tmp_path: Path) -> None:
+    """With the statistics an 8M-transcript store had (``analysis_limit`` sampling puts a
+    run at a thousand rows), SQLite planned a join of conversation and run through
+    ``run_id`` for 900 keys: every earlier run's rows read per lookup. The lookup the
+    loaders use now searches the key's unique index whatever the statistics."""
+    from sqlalchemy.dialects.sqlite import dialect as sqlite_dialect
+
+    from cuegap.ingest._sql import key_lookup
+    from cuegap.schema import make_engine, upgrade
+
+    url = f"sqlite:///{tmp_path / 'plan.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    stats = [  # sqlite_stat1 of the benchmark's store after its first system
+        ("conversation", "ix_conversation_run_id", "1043072 1001"),
+        ("conversation", "ix_conversation_config", "2608738 167 1"),
+        ("conversation", "ix_conversation_batch", "1043072 1001"),
+        ("conversation", "sqlite_autoindex_conversation_1", "466032 1"),
+        ("run", "ix_run_source_sha256", "1 1"),
+    ]
+    with engine.begin() as conn:
+        conn.exec_driver_sql("ANALYZE")
+        conn.exec_driver_sql("DELETE FROM sqlite_stat1 WHERE tbl IN ('conversation', 'run')")
+        conn.exec_driver_sql("INSERT INTO sqlite_stat1 VALUES (?, ?, ?)", stats)
+    engine.dispose()
+    engine = make_engine(url)  # statistics are read when the schema loads
+    keys = [f"t{i}" for i in range(900)]
+    marks = ", ".join("?" * len(keys))
+    joined = (
+        "SELECT c.id, r.source_path FROM conversation c JOIN run r ON r.id = c.run_id "
+        f"WHERE c.transcript_id IN ({marks})"
+    )
+    stmt = key_lookup(Conversation.__table__, "transcript_id", ("id",), keys)
+    sql = str(stmt.compile(dialect=sqlite_dialect(), compile_kwargs={"render_postcompile": True}))
+    with engine.connect() as conn:
+        slow = [r[3] for r in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {joined}", tuple(keys))]
+        plan = [r[3] for r in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", tuple(keys))]
+    engine.dispose()
+    assert slow[0] == "SCAN r", slow  # the statistics reproduce the slow plan (r: run)
+    assert plan == [
+        "SEARCH conversation USING INDEX sqlite_autoindex_conversation_1 (transcript_id=?)"
+    ]

@@ -31,11 +31,16 @@ from cuegap.ingest._concurrent import in_key_order, nothing_new_note
 from cuegap.ingest._conv_snapshot import ConvSettings
 from cuegap.ingest._pass import PROGRESS_EVERY, _IngestPass
 from cuegap.ingest._records import REST_OF_FILE, Rejected
-from cuegap.ingest._sql import _insert_ignore, _resolve_quarantine, _upsert_quarantine
+from cuegap.ingest._sql import (
+    _insert_ignore,
+    _resolve_quarantine,
+    _upsert_quarantine,
+    stored_by_key,
+)
 from cuegap.ingest._summary import IngestSummary, Progress, file_sha256
 from cuegap.ingest._validate import text_problem
 from cuegap.ingest.mac_conversation import ConvRecord
-from cuegap.schema import ConvAgent, ConvConfig, Conversation, IngestBatch, Run
+from cuegap.schema import ConvAgent, ConvConfig, Conversation, IngestBatch
 from cuegap.schema._conv_tally import ConvTally, compact_conv_tally, tally_rows, transitions
 
 #: Transcripts per transaction: each keeps its raw JSON text, so batches stay small.
@@ -328,21 +333,5 @@ def _conflict(rec: ConvRecord, where: str) -> str:
 
 def _stored(conn: Connection, keys: list[str]) -> dict[str, dict[str, Any]]:
     """The stored rows (id, content hash, batch, line, source path) of transcript ids."""
-    out: dict[str, dict[str, Any]] = {}
-    c, run = Conversation.__table__, Run.__table__
-    for i in range(0, len(keys), 900):
-        stmt = (
-            select(
-                c.c.transcript_id,
-                c.c.id,
-                c.c.content_hash,
-                c.c.batch_id,
-                c.c.source_line,
-                run.c.source_path,
-            )
-            .join(run, run.c.id == c.c.run_id)
-            .where(c.c.transcript_id.in_(keys[i : i + 900]))
-        )
-        for row in conn.execute(stmt):
-            out[row.transcript_id] = dict(row._mapping)
-    return out
+    cols = ("id", "content_hash", "batch_id", "source_line")
+    return stored_by_key(conn, Conversation.__table__, "transcript_id", cols, keys)

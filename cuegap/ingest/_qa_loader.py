@@ -34,6 +34,7 @@ from cuegap.ingest._loader import (
 )
 from cuegap.ingest._pass import _QA_SECONDARY
 from cuegap.ingest._records import REST_OF_FILE, Rejected
+from cuegap.ingest._sql import stored_by_key
 from cuegap.ingest._validate import text_problem
 from cuegap.ingest.bbq_results import QARecord
 from cuegap.ingest.qa_parsing import Choice, QAParsed, parse_qa_answer
@@ -45,7 +46,6 @@ from cuegap.schema import (
     QAResponse,
     QAResponseFactor,
     QATally,
-    Run,
 )
 from cuegap.schema._qa_tally import qa_tally_rows
 
@@ -388,21 +388,5 @@ def _insert(
 
 def _stored(conn: Connection, keys: list[str]) -> dict[str, dict[str, Any]]:
     """The stored rows (id, content hash, batch, line, source path) of response keys."""
-    out: dict[str, dict[str, Any]] = {}
-    r, run = QAResponse.__table__, Run.__table__
-    for i in range(0, len(keys), 900):
-        stmt = (
-            select(
-                r.c.response_key,
-                r.c.id,
-                r.c.content_hash,
-                r.c.batch_id,
-                r.c.source_line,
-                run.c.source_path,
-            )
-            .join(run, run.c.id == r.c.run_id)
-            .where(r.c.response_key.in_(keys[i : i + 900]))
-        )
-        for row in conn.execute(stmt):
-            out[row.response_key] = dict(row._mapping)
-    return out
+    cols = ("id", "content_hash", "batch_id", "source_line")
+    return stored_by_key(conn, QAResponse.__table__, "response_key", cols, keys)

@@ -227,6 +227,13 @@ def main() -> None:
         "machine with few cores; by default they overlap)",
     )
     ap.add_argument("--workdir", default=None, help="folder for the stores and files")
+    ap.add_argument(
+        "--fraction",
+        type=float,
+        default=1.0,
+        help="the full size as a fraction of the scale's (the second size is a "
+        "tenth of it), e.g. 0.1 for a quick paper-scale run",
+    )
     args = ap.parse_args()
     systems = args.systems or (8 if args.scale == "paper" else 3)
     pg = None if args.no_pg else args.db_url
@@ -237,7 +244,7 @@ def main() -> None:
           + (", serial" if args.serial else ", simulation and backends overlapping"),
           flush=True)  # fmt: skip
     rows = []
-    for label, f in (("tenth", 0.1), ("full", 1.0)):  # the quick size first
+    for label, f in (("tenth", args.fraction / 10), ("full", args.fraction)):  # quick first
         got = one(args.scale, q_full, f, systems, pg, by_system=by_system,
                   serial=args.serial, workdir=args.workdir, label=label)  # fmt: skip
         print(f"{label}: {got}", flush=True)

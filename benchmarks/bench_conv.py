@@ -130,6 +130,7 @@ def one(
     pg_url: str | None,
     *,
     by_system: bool,
+    sqlite: bool = True,
     serial: bool,
     workdir: str | None,
     label: str,
@@ -149,7 +150,7 @@ def one(
     parts = [[k] for k in range(systems)] if by_system else [None]
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         root = Path(tmp)
-        kinds = ("sqlite", "postgresql") if pg_url else ("sqlite",)
+        kinds = (("sqlite",) if sqlite else ()) + (("postgresql",) if pg_url else ())
         backends = [Backend(kind, root, pg_url) for kind in kinds]
         totals = {b.kind: [0.0, 0, 0, 0] for b in backends}
         rates: dict[str, list[float]] = {b.kind: [] for b in backends}
@@ -214,6 +215,11 @@ def main() -> None:
     ap.add_argument("--db-url", default=DEFAULT_PG, help="PostgreSQL server (admin URL)")
     ap.add_argument("--no-pg", action="store_true", help="SQLite only")
     ap.add_argument(
+        "--no-sqlite",
+        action="store_true",
+        help="PostgreSQL only (e.g. after a SQLite run, on a disk too small for both)",
+    )
+    ap.add_argument(
         "--by-system",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -237,16 +243,20 @@ def main() -> None:
     args = ap.parse_args()
     systems = args.systems or (8 if args.scale == "paper" else 3)
     pg = None if args.no_pg else args.db_url
+    if args.no_sqlite and not pg:
+        ap.error("--no-sqlite needs a PostgreSQL server (--db-url or CUEGAP_TEST_PG_URL)")
     q_full = args.questions or (40 if args.scale == "small" else None)
     by_system = args.scale == "paper" if args.by_system is None else args.by_system
-    print(f"scale {args.scale}, {systems} systems, backends: sqlite"
-          + (", postgresql" if pg else "") + (", one system at a time" if by_system else "")
+    names = (["sqlite"] if not args.no_sqlite else []) + (["postgresql"] if pg else [])
+    print(f"scale {args.scale}, {systems} systems, backends: {', '.join(names)}"
+          + (", one system at a time" if by_system else "")
           + (", serial" if args.serial else ", simulation and backends overlapping"),
           flush=True)  # fmt: skip
     rows = []
     for label, f in (("tenth", args.fraction / 10), ("full", args.fraction)):  # quick first
         got = one(args.scale, q_full, f, systems, pg, by_system=by_system,
-                  serial=args.serial, workdir=args.workdir, label=label)  # fmt: skip
+                  sqlite=not args.no_sqlite, serial=args.serial, workdir=args.workdir,
+                  label=label)  # fmt: skip
         print(f"{label}: {got}", flush=True)
         rows.append((label, got))
     rows.reverse()  # full, then tenth: the ratio is full / tenth

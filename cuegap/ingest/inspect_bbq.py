@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cuegap.ingest import _runner, inspect_log
+from cuegap.ingest._inspect_sample import HEAVY, output_text
 from cuegap.ingest._records import Rejected, ResponseStream
 from cuegap.ingest.bbq_results import QARecord
 
@@ -108,7 +109,7 @@ def sample_record(line: int, sample: dict[str, Any], header: dict[str, Any]) -> 
     """One BBQ sample of an inspect-ai log as a :class:`QARecord`, or why not."""
     sid, epoch = sample.get("id"), sample.get("epoch") or 1
     label = f"sample {sid!r} (epoch {epoch})"
-    raw = _runner.compact(sample, inspect_log._HEAVY)
+    raw = _runner.compact(sample, HEAVY)
     meta = sample.get("metadata") or {}
     if not _is_bbq(sample):
         return Rejected(
@@ -118,7 +119,7 @@ def sample_record(line: int, sample: dict[str, Any], header: dict[str, Any]) -> 
     system = _first(meta.get("system"), ev.get("model"))
     if system is None:
         return Rejected(line, raw, f"{label}: the log names no model", "system")
-    text = inspect_log._output_text(sample.get("output")) or ""
+    text = output_text(sample.get("output")) or ""
     error = sample.get("error")
     if not text and error:  # the runner failed: no answer of the system's to count
         message = str(error.get("message", "") if isinstance(error, dict) else error)[:300]

@@ -38,6 +38,7 @@ from typing import Any
 import orjson
 
 from cuegap.ingest import _runner
+from cuegap.ingest._inspect_sample import HEAVY, sample_record
 from cuegap.ingest._inspect_zip import _eval_header, _open_zip, _read_member_json
 from cuegap.ingest._records import (
     IngestError,
@@ -61,7 +62,6 @@ DEFAULTS: dict[str, Any] = {
     "prompt_variant": "metadata.prompt_variant",
     "repeat": ["metadata.repeat", "epoch_index"],
 }
-_HEAVY = ("events", "events_data", "attachments", "store")
 _ATTACHMENT = "attachment://"
 _MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
@@ -147,125 +147,6 @@ def run_info(header: dict[str, Any]) -> RunInfo:
     )
 
 
-# ----------------------------------------------------------------------------- samples
-
-
-def _output_text(output: Any) -> str | None:
-    if not isinstance(output, dict):
-        return None
-    text = output.get("completion")
-    if isinstance(text, str) and text:
-        return text
-    choices = output.get("choices") or []
-    if choices and isinstance(choices[0], dict):
-        msg = choices[0].get("message") or {}
-        content = _runner.content_text(msg.get("content"))
-        if content:
-            return content
-    return text if isinstance(text, str) else None
-
-
-def _stop_reason(output: Any) -> str | None:
-    if not isinstance(output, dict):
-        return None
-    choices = output.get("choices") or []
-    if choices and isinstance(choices[0], dict) and choices[0].get("stop_reason"):
-        return choices[0]["stop_reason"]
-    return output.get("stop_reason")
-
-
-def _prompt(sample: dict[str, Any]) -> str | None:
-    messages = sample.get("messages")
-    if isinstance(messages, list) and messages:
-        last = max(
-            (
-                i
-                for i, m in enumerate(messages)
-                if isinstance(m, dict) and m.get("role") == "assistant"
-            ),
-            default=len(messages),
-        )
-        return _runner.render_messages(messages[:last])
-    value = sample.get("input")
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return _runner.render_messages(value)
-    return None
-
-
-def _scores(sample: dict[str, Any]) -> dict[str, Any] | None:
-    scores = sample.get("scores")
-    if scores is None and isinstance(sample.get("score"), dict):  # very old logs
-        scores = {"score": sample["score"]}
-    if not isinstance(scores, dict):
-        return None
-    return {
-        name: _runner.prune(
-            {
-                "value": s.get("value"),
-                "answer": s.get("answer"),
-                "explanation": s.get("explanation"),
-                "metadata": s.get("metadata"),
-            }
-        )
-        for name, s in scores.items()
-        if isinstance(s, dict)
-    }
-
-
-def sample_record(
-    line: int, sample: dict[str, Any], header: dict[str, Any], mapping: Mapping
-) -> Record:
-    """One inspect-ai sample (as a dict) as a record."""
-    sid, epoch = sample.get("id"), sample.get("epoch") or 1
-    label = f"sample {sid!r} (epoch {epoch})"
-    raw = _runner.compact(sample, _HEAVY)
-    output = sample.get("output")
-    text = _output_text(output)
-    error = sample.get("error")
-    if not text and isinstance(error, dict):
-        return Rejected(
-            line,
-            raw,
-            f"{label}: the runner recorded an error and no output: "
-            f"{str(error.get('message', ''))[:300]}",
-            "response",
-        )
-    view = {
-        "id": sid,
-        "epoch": epoch,
-        "epoch_index": epoch - 1 if isinstance(epoch, int) else None,
-        "input": sample.get("input"),
-        "target": sample.get("target"),
-        "metadata": sample.get("metadata") or {},
-        "output": output,
-        "scores": sample.get("scores"),
-        "eval": header.get("eval") or {},
-        "plan": header.get("plan") or {},
-        "sample": sample,
-    }
-    result = _runner.prune(
-        {
-            "epoch": epoch,
-            "target": sample.get("target"),
-            "scores": _scores(sample),
-            "stop_reason": _stop_reason(output),
-        }
-    )
-    return _runner.make_record(
-        line,
-        raw,
-        view,
-        mapping,
-        sample=label,
-        response=text,
-        prompt=_prompt(sample),
-        sample_id=f"{sid}_epoch_{epoch}",
-        runner_result=result,
-    )
-
-
 def _deref(value: Any, attachments: dict[str, Any]) -> Any:
     """``value`` with ``attachment://HASH`` strings replaced by the attachment's content."""
     if isinstance(value, str):
@@ -289,13 +170,13 @@ def _normalise(sample: Any, native: Any) -> Any:
         for key in ("input", "messages", "output", "target"):
             if key in sample:
                 sample[key] = _deref(sample[key], attachments)
-    sample = {k: v for k, v in sample.items() if k not in _HEAVY}
+    sample = {k: v for k, v in sample.items() if k not in HEAVY}
     if native is not None:
         try:
             model = native.EvalSample.model_validate(sample)
         except ValueError:  # pydantic's ValidationError: let cuegap's checks name the problem
             return sample
-        return model.model_dump(mode="json", exclude_none=True, exclude=set(_HEAVY))
+        return model.model_dump(mode="json", exclude_none=True, exclude=set(HEAVY))
     return sample
 
 

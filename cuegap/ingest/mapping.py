@@ -39,7 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cuegap.ingest._records import PROBES, IngestError
+from cuegap.ingest._mapping_values import (
+    MISSING,
+    FieldSpec,
+    Problem,
+    coerce,
+    get_path,
+    resolve,
+)
+from cuegap.ingest._records import IngestError
 
 FIELDS = (
     "system",
@@ -55,37 +63,6 @@ REQUIRED = ("system", "item_id", "probe")
 VERSIONS = (1,)
 _SPEC_KEYS = frozenset(("path", "value", "pattern", "map"))
 _TOP_KEYS = frozenset(("version", "runner", "fields", "options", "extract"))
-_TRUE = frozenset(("true", "yes", "y", "1"))
-_FALSE = frozenset(("false", "no", "n", "0"))
-_MISSING = object()
-
-
-@dataclass(frozen=True, slots=True)
-class FieldSpec:
-    """Where one cuegap field comes from.
-
-    Attributes
-    ----------
-    paths : tuple of str
-        Dotted paths into the reader's view, tried in order; the first that is present
-        (not missing, ``null`` or ``""``) wins.
-    value : object
-        A constant, used instead of ``paths`` when set.
-    pattern : re.Pattern, optional
-        A regular expression searched in the (string) value; the group named like the
-        field, else group 1, else the whole match is taken.
-    map : dict, optional
-        Replaces a value found in it (keys compared as strings); other values pass through.
-    """
-
-    paths: tuple[str, ...] = ()
-    value: Any = _MISSING
-    pattern: re.Pattern[str] | None = None
-    map: dict[str, Any] | None = None
-
-    def describe(self) -> str:
-        """The paths looked at, for messages."""
-        return ", ".join(self.paths) if self.paths else "a constant"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +136,7 @@ class Mapping:
         for name in FIELDS:
             spec = self.fields.get(name)
             value = None if spec is None else resolve(spec, view, name)
-            if isinstance(value, _Problem):
+            if isinstance(value, Problem):
                 return name, f"{sample}: mapped field {name!r}: {value.reason}"
             if value is None:
                 if name in REQUIRED:
@@ -167,8 +144,8 @@ class Mapping:
                     return name, f"{sample}: missing mapped field {name!r}{where}"
                 out[name] = None
                 continue
-            checked = _coerce(name, value)
-            if isinstance(checked, _Problem):
+            checked = coerce(name, value)
+            if isinstance(checked, Problem):
                 return name, f"{sample}: mapped field {name!r}: {checked.reason}"
             out[name] = checked
         probe, individual = out["probe"], out["individual"]
@@ -188,90 +165,6 @@ class Mapping:
         if out["repeat"] is None:
             out["repeat"] = 0
         return out
-
-
-@dataclass(frozen=True, slots=True)
-class _Problem:
-    reason: str
-
-
-def get_path(view: Any, path: str) -> Any:
-    """The value at a dotted path (dict keys, or integer list indices), else None."""
-    node = view
-    for part in path.split("."):
-        if isinstance(node, _MappingABC):
-            node = node.get(part)
-        elif isinstance(node, list) and part.lstrip("-").isdigit():
-            idx = int(part)
-            node = node[idx] if -len(node) <= idx < len(node) else None
-        else:
-            return None
-        if node is None:
-            return None
-    return node
-
-
-def resolve(spec: FieldSpec, view: _MappingABC[str, Any], name: str = "") -> Any:
-    """The raw value of field ``name`` for one view (None when absent), or a problem."""
-    if spec.value is not _MISSING:
-        return spec.value
-    value = None
-    for path in spec.paths:
-        found = get_path(view, path)
-        if found is not None and found != "":
-            value = found
-            break
-    if value is None:
-        return None
-    if spec.pattern is not None:
-        if isinstance(value, dict | list):
-            return _Problem(f"pattern needs a text value, got {type(value).__name__}")
-        text = str(value)
-        m = spec.pattern.search(text)
-        if m is None:
-            return _Problem(f"{text!r} does not match pattern {spec.pattern.pattern!r}")
-        if name in m.re.groupindex:
-            value = m.group(name)
-        else:
-            value = m.group(1) if m.re.groups else m.group(0)
-        if value is None or value == "":
-            return None
-    if spec.map is not None and isinstance(value, str | int | bool | float):
-        key = str(value).lower() if isinstance(value, bool) else str(value)
-        if key in spec.map:
-            value = spec.map[key]
-    return value
-
-
-def _coerce(name: str, value: Any) -> Any:
-    if name == "consequences":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        return _Problem(f"expected true or false, got {value!r}")
-    if name == "repeat":
-        if isinstance(value, bool):
-            return _Problem(f"expected an integer >= 0, got {value!r}")
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value.strip())
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if not isinstance(value, int) or value < 0:
-            return _Problem(f"expected an integer >= 0, got {value!r}")
-        return value
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return _Problem(f"expected text, got {type(value).__name__} {value!r}")
-    text = str(value).strip()
-    if name == "probe" and text not in PROBES:
-        return _Problem(f"{text!r} is not one of {', '.join(PROBES)} (add a map to translate it)")
-    if name == "individual":
-        if not (len(text) == 1 and text.isalpha()):
-            return _Problem(f"expected a letter A-Z, got {text!r}")
-        return text.upper()
-    return text
 
 
 def parse_spec(name: str, raw: Any, *, where: str = "") -> FieldSpec:
@@ -316,7 +209,7 @@ def parse_spec(name: str, raw: Any, *, where: str = "") -> FieldSpec:
         raise ValueError(f"{where}field {name!r}: 'map' must be a table")
     return FieldSpec(
         paths=tuple(paths),
-        value=raw.get("value", _MISSING),
+        value=raw.get("value", MISSING),
         pattern=pattern,
         map={str(k): v for k, v in mapping.items()} if mapping is not None else None,
     )

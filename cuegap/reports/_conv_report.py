@@ -30,7 +30,7 @@ from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._format import _date, _p, _text
 from cuegap.reports._pv_standalone import _changes
-from cuegap.reports._qa_report import _provenance
+from cuegap.reports._qa_context import provenance_rows
 from cuegap.reports._rounding import fmt_num
 from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
 
@@ -258,7 +258,7 @@ def conv_report_context(data: ConvReportData) -> dict[str, Any]:
         "summary": _summary(data),
         "figures": _figures(data, float(data.settings.get("delta", 0.05))),
         "consistency": _consistency(data),
-        "provenance": _provenance(data),  # type: ignore[arg-type]
+        "provenance": provenance_rows(data),  # type: ignore[arg-type]
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),
         "signed_report": None,

@@ -24,7 +24,7 @@ from cuegap.reports._context import signoff_rows
 from cuegap.reports._format import _date, _text
 from cuegap.reports._pv_bayes_report import load_pv_bayes
 from cuegap.reports._pv_report import pv_section
-from cuegap.reports._qa_report import _provenance
+from cuegap.reports._qa_context import provenance_rows
 from cuegap.reports._rounding import fmt_num
 from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
 
@@ -199,7 +199,7 @@ def pv_report_context(data: PVReportData) -> dict[str, Any]:
             "strategy": _text(s.get("strategy", "zero-shot")),
             "delta": fmt_num(policy.get("delta_bias", 0.05), 3),
         },
-        "provenance": _provenance(data),  # type: ignore[arg-type]
+        "provenance": provenance_rows(data),  # type: ignore[arg-type]
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),
         "signed_report": None,

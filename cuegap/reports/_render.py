@@ -125,7 +125,7 @@ def _design_context(data: ReportData | QAReportData) -> tuple[dict[str, Any], st
 
         return conv_report_context(data), "conv_report.html.j2"  # type: ignore[arg-type]
     if getattr(data, "design", "dilemma") == "qa":
-        from cuegap.reports._qa_report import qa_report_context
+        from cuegap.reports._qa_context import qa_report_context
 
         return qa_report_context(data), "qa_report.html.j2"  # type: ignore[arg-type]
     return report_context(data), "report.html.j2"  # type: ignore[arg-type]

@@ -132,3 +132,26 @@ def test_rank_plot_gives_tied_systems_their_own_rows_and_intervals() -> None:
     svg = rank_plot(ranks)
     for name in "abcd":  # each system named once, however many share its rank
         assert svg.count(f">{name}</text>") == 1
+
+
+def test_legend_sits_above_the_panels_and_stays_in_the_svg() -> None:
+    from cuegap.reports._figure_style import legend_above, to_svg
+
+    with _style():
+        fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
+        for ax in axes:  # data in every corner, the lower right included
+            for x, y in itertools.product((0.02, 0.98), (0.02, 0.98)):
+                ax.plot(x, y, "o", label=f"corner {x},{y}")
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1)
+        legend_above(fig, axes[1])
+        fig.canvas.draw()
+        legend = fig.legends[0].get_window_extent()
+        for ax in axes:
+            panel = ax.get_window_extent()
+            assert legend.y0 >= panel.y1 - 1e-6  # wholly above, so over no data point
+        assert legend.x0 < axes[0].get_window_extent().x1 < legend.x1  # centred on the pair
+        texts = [t for t, _ in _texts(to_svg(fig, "legend"))]
+    assert [t for t in texts if t.startswith("corner")] == [
+        f"corner {x},{y}" for x, y in itertools.product((0.02, 0.98), (0.02, 0.98))
+    ]

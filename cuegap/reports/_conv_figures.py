@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from cuegap.reports._figure_style import legend_above
 from cuegap.reports._figures import OKABE_ITO, _style, to_svg
 
 #: (instantiation, reveal) -> (colour, marker, label): never colour alone.
@@ -83,7 +84,7 @@ def conv_rates_plot(rates: pd.DataFrame, system: str) -> str | None:
             ax.set_xlim(*lims)
         axes[0].set_yticks(range(len(demos)), [str(d) for d in demos][::-1])
         axes[0].set_ylim(-0.6, len(demos) - 0.4)
-        axes[1].legend(loc="lower right", fontsize=6.5, frameon=False)
+        legend_above(fig, axes[1], fontsize=6.5)
         return to_svg(fig, f"conv-rates-{_tag(system)}")
 
 

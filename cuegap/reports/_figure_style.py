@@ -54,6 +54,28 @@ def _style() -> Iterator[None]:
         yield
 
 
+def legend_above(fig: plt.Figure, ax: plt.Axes, handles: list | None = None, **kw: object) -> None:
+    """A one-row legend centred just above the panels, where it cannot hide a data point.
+
+    Parameters
+    ----------
+    fig : Figure
+    ax : Axes
+        The panel whose top the legend sits on (and whose labelled artists it lists
+        unless ``handles`` are given).
+    handles : list, optional
+        Artists with labels (e.g. marker-only ``Line2D`` proxies).
+    **kw
+        Passed to :meth:`Figure.legend` (e.g. ``fontsize``).
+    """
+    if handles is None:
+        handles, _ = ax.get_legend_handles_labels()
+    opts = {"fontsize": 7, "frameon": False} | kw
+    top = ax.get_position().y1
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, top),
+               ncol=len(handles), **opts)  # fmt: skip
+
+
 def to_svg(fig: plt.Figure, prefix: str) -> str:
     """The figure as an ``<svg>`` element for inlining (no XML prolog, ids prefixed).
 

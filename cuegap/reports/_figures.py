@@ -27,6 +27,7 @@ from cuegap.reports._figure_style import (
     PUZZLED_COLOUR,
     VERDICT_STYLE,
     _style,
+    legend_above,
     to_svg,
 )
 from cuegap.reports._heatmap_figures import intersection_gap_plot
@@ -84,7 +85,7 @@ def forest_plot(
             plt.Line2D([], [], color=c, marker=m, ls="none", label=v)
             for v, (c, m) in VERDICT_STYLE.items()
         ]
-        ax.legend(handles=handles, loc="lower right", fontsize=7, frameon=False)
+        legend_above(fig, ax, handles)
         ax.set_ylim(-0.7, len(rows) - 0.3)
         return to_svg(fig, "forest")
 

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from cuegap.reports._figure_style import legend_above
 from cuegap.reports._figures import OKABE_ITO, VERDICT_STYLE, _style, to_svg
 
 CUE_STYLE = {  # colour and marker: never colour alone
@@ -68,7 +69,7 @@ def qa_cue_plot(system_scores: pd.DataFrame, systems: list[str], strategy: str) 
             ax.set_xlabel(f"{label}, 90% interval")
         axes[0].set_yticks(y, [str(s) for s in systems])
         axes[0].set_ylim(-0.7, n - 0.3)
-        axes[1].legend(loc="lower right", fontsize=7, frameon=False)
+        legend_above(fig, axes[1])
         return to_svg(fig, "qa-cue")
 
 
@@ -96,7 +97,7 @@ def qa_gap_forest(verdicts: pd.DataFrame, delta: float) -> str:
             plt.Line2D([], [], color=c, marker=m, ls="none", label=v)
             for v, (c, m) in VERDICT_STYLE.items()
         ]
-        ax.legend(handles=handles, loc="lower right", fontsize=7, frameon=False)
+        legend_above(fig, ax, handles)
         ax.set_ylim(-0.7, len(rows) - 0.3)
         return to_svg(fig, "qa-forest")
 

@@ -53,7 +53,7 @@ def test_ingest_and_status(tmp_path: Path) -> None:
     assert "nothing new" in again.output
     status = run(db, "status")
     assert status.exit_code == 0
-    assert "2 systems, 10 responses from 1 files" in status.output
+    assert "2 systems, 10 responses from 1 file;" in status.output
     assert "sys-a" in status.output and "sys-b" in status.output
 
 

@@ -35,5 +35,6 @@ def test_simulate_then_ingest_the_folder(tmp_path: Path) -> None:
     st = runner.invoke(app, ["--db", f"sqlite:///{db}", "status"], env=env)
     assert st.exit_code == 0, st.output
     stored = int(want["conversations"].sum())
-    assert f"{stored:,} conversations" in st.output  # not "0 responses" alone
+    assert f"1 system, {stored:,} conversations from 1 file;" in st.output
+    assert "0 responses" not in st.output  # a design the store does not hold is not listed
     assert "Conversation design" in st.output and "BBQ" in st.output

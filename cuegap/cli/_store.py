@@ -69,6 +69,11 @@ def _print_qa_status(engine) -> None:
     console.print(table)
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` with ``noun``, plural unless one: ``1 file``, ``2 files``, ``1,024 responses``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def _print_status(engine) -> None:
     from cuegap.schema import qa_status, store_status  # pandas: loaded only when needed
 
@@ -77,14 +82,15 @@ def _print_status(engine) -> None:
 
     qa_answers = int(qa_status(engine)[0]["answers"].sum())
     conversations = count_conversations(engine)
-    answers = (
-        f"{st.responses:,} responses"
-        + (f", {qa_answers:,} QA answers" if qa_answers else "")
-        + (f", {conversations:,} conversations" if conversations else "")
-    )
+    kinds = [
+        (st.responses, "response"),
+        (qa_answers, "QA answer"),
+        (conversations, "conversation"),
+    ]
+    answers = ", ".join(_count(n, what) for n, what in kinds if n) or "no responses"
     console.print(
-        f"Store {safe(describe_url(engine))}: {len(st.systems)} systems, {answers} "
-        f"from {st.runs} files; item banks: "
+        f"Store {safe(describe_url(engine))}: {_count(len(st.systems), 'system')}, {answers} "
+        f"from {_count(st.runs, 'file')}; item banks: "
         f"{safe(', '.join(st.banks['name'])) or 'none'}; "
         f"quarantined lines: {st.quarantined:,}"
         + (f"; [red]failed ingests: {st.failed_batches}[/]" if st.failed_batches else "")

@@ -491,6 +491,9 @@ def test_cli_report_writes_both_formats_and_rejects_bad_input(store: Path, tmp_p
     assert len(list((tmp_path / "o").glob("*.pdf"))) == 1
     bad = runner.invoke(app, ["--db", url, "report", "--out", str(tmp_path), "--format", "doc"])
     assert bad.exit_code == 2 and "--format should be html, pdf or both" in bad.output
+    bad = runner.invoke(app, ["--db", url, "report", "--out", str(tmp_path / "audit.pdf")])
+    assert bad.exit_code == 2 and "--out is the folder the report goes in" in bad.output
+    assert not (tmp_path / "audit.pdf").exists()  # no folder named like a file
     bad = runner.invoke(app, ["--db", url, "report", "--out", str(tmp_path), "--analysis", "77"])
     assert bad.exit_code == 2 and "not a stored frequentist analysis" in bad.output
 

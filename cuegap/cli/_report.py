@@ -72,6 +72,11 @@ def report(
     formats = {"html": ("html",), "pdf": ("pdf",), "both": ("html", "pdf")}
     if format not in formats:
         raise ValueError(f"--format should be html, pdf or both but got {format!r}")
+    if not out.is_dir() and out.suffix.lower() in (".html", ".htm", ".pdf"):
+        raise ValueError(
+            f"--out is the folder the report goes in, not a file name: {out} (the files are "
+            "named cuegap-report-N.html and .pdf inside it)"
+        )
     engine = _engine(create=False)
     chosen = load_policy(policy) if policy is not None else None
     if analysis is None and signed is None:

@@ -47,6 +47,10 @@ def test_analyze_stores_the_tables_and_records_the_unit(store: dict) -> None:
     v = pd.read_csv(verdicts)
     assert set(v["verdict"]) <= {"flagged", "passed", "inconclusive"}
     assert v["reason"].str.len().gt(20).all()
+    listed = cli(db, "analyses")  # in the design's terms: its contrast, unit and δ scale
+    assert "ΔDemoΔRC λ_base(d1, d2, i)" in listed and "0.05 (shift rate)" in listed
+    assert "t-tests per category, BH" in listed and "t-tests per persona" in listed
+    assert " pp " not in listed  # the dilemma design's δ unit
 
 
 @pytest.mark.parametrize(

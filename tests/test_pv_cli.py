@@ -42,6 +42,9 @@ def test_analyze_needs_the_design_then_stores_the_tables(store: dict) -> None:
     assert "pv_rank_discordance" in out and "pv_cue_gap_formats" not in out  # no cue gap
     again = cli(db, "analyze", "--design", "prompt-variance")
     assert "reused" in again
+    listed = cli(db, "analyses")  # what it compared: the formats, δ on the bias-score scale
+    assert "prompt formats: choice_format, field_order (zero-shot)" in listed
+    assert "(bias score)" in listed and " pp " not in listed
     csv = store["root"] / "anova.csv"
     cli(db, "export", "pv_anova", "--out", csv)
     anova = pd.read_csv(csv)

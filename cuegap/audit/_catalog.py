@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine
 
 from cuegap.audit._table_codec import table_from_json
 from cuegap.models import condition_label
+from cuegap.models._conv_verdict import CONTRAST_NAMES
 from cuegap.schema import Analysis, AnalysisTable
 
 #: Kinds of stored analyses, per design: dilemma, QA, prompt variance, conversation.
@@ -57,32 +58,13 @@ def list_analyses(engine: Engine) -> pd.DataFrame:
         for r in conn.execute(stmt):
             st = r.settings if not isinstance(r.settings, str) else json.loads(r.settings)
             st = st or {}
-            pair = [st.get("explicit"), st.get("implicit")]
-            compared = " vs ".join(condition_label(tuple(c)) for c in pair) if all(pair) else ""
-            qa = st.get("design") == "qa"
-            if qa:
-                compared = f"explicit vs implicit ({st.get('strategy', 'zero-shot')})"
-            bayes = st.get("bayes") or {}
-            sampling = (
-                f"{bayes.get('chains')}×{bayes.get('draws')} draws"
-                if bayes
-                else f"{st.get('n_boot', 0)} boot"
-            )
             rows.append(
                 {
                     "id": int(r.id),
                     "kind": r.kind,
                     "status": r.status,
                     "created_at": r.created_at,
-                    "compared": compared,
-                    "consequences": ""
-                    if qa
-                    else ("with" if st.get("consequences", True) else "without"),
-                    "delta_pp": None if qa else (st.get("policy") or {}).get("delta_pp"),
-                    "delta": f"{st.get('delta'):g} (bias score)"
-                    if qa
-                    else f"{(st.get('policy') or {}).get('delta_pp', 2.0):g} pp",
-                    "sampling": sampling,
+                    **_describe(r.kind, st),
                     "data_fingerprint": r.data_fingerprint,
                 }
             )
@@ -228,3 +210,41 @@ def export_table(
     else:
         df.to_parquet(out, index=False)
     return out
+
+
+def _sampling(st: dict, otherwise: str) -> str:
+    bayes = st.get("bayes") or {}
+    return f"{bayes.get('chains')}×{bayes.get('draws')} draws" if bayes else otherwise
+
+
+def _describe(kind: str, st: dict) -> dict[str, object]:
+    """What an analysis of ``kind`` with settings ``st`` compared, its δ and its sampling,
+    in the design's own terms (a conversation's δ is on the shift-rate scale, not pp)."""
+    policy = st.get("policy") or {}
+    if kind in ("qa", "qa_bayesian") or st.get("design") == "qa":
+        strategy = st.get("strategy", "zero-shot")
+        return {"compared": f"explicit vs implicit ({strategy})", "consequences": "",
+                "delta_pp": None, "delta": f"{st.get('delta', 0):g} (bias score)",
+                "sampling": _sampling(st, f"{st.get('n_boot', 0)} boot")}  # fmt: skip
+    if kind in ("prompt_variance", "pv_bayesian"):
+        factors = st.get("factors")
+        formats = ", ".join(map(str, factors)) if factors else "every factor"
+        return {"compared": f"prompt formats: {formats} ({st.get('strategy', 'zero-shot')})",
+                "consequences": "", "delta_pp": None,
+                "delta": f"{policy.get('delta_bias', 0.05):g} (bias score)",
+                "sampling": _sampling(st, "ANOVA and ranks")}  # fmt: skip
+    if kind in ("conversation", "conversation_bayesian"):
+        contrast = st.get("contrast", "")
+        unit, correction = st.get("unit", "persona"), st.get("correction", "none")
+        tests = f"t-tests per {unit}" + (", BH" if correction == "bh" else "")
+        return {"compared": CONTRAST_NAMES.get(contrast, contrast), "consequences": "",
+                "delta_pp": None, "delta": f"{st.get('delta', 0.05):g} (shift rate)",
+                "sampling": _sampling(st, tests)}  # fmt: skip
+    pair = [st.get("explicit"), st.get("implicit")]
+    return {
+        "compared": " vs ".join(condition_label(tuple(c)) for c in pair) if all(pair) else "",
+        "consequences": "with" if st.get("consequences", True) else "without",
+        "delta_pp": policy.get("delta_pp"),
+        "delta": f"{policy.get('delta_pp', 2.0):g} pp",
+        "sampling": _sampling(st, f"{st.get('n_boot', 0)} boot"),
+    }

@@ -196,8 +196,8 @@ def analyses() -> None:
         )
     console.print(table)
     console.print(
-        "`cuegap report --analysis ID` reports one (default: the newest frequentist or QA "
-        "analysis of the store's design)."
+        "`cuegap report --analysis ID` reports one (default: the newest analysis of the "
+        "store's design)."
     )
 
 

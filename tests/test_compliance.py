@@ -181,6 +181,20 @@ def test_changed_report_byte_is_named(registered) -> None:
     assert "was altered" in problems[0]
 
 
+def test_report_file_overwritten_by_a_later_render_names_that_render(registered) -> None:
+    engine, report, report_id = registered
+    analysis_id = find_report(engine, report).analysis_id
+    report.unlink()  # the folder emptied, then rendered again under the same name
+    report.write_text("<html><body>verdicts, rendered again</body></html>")
+    later = register_report(engine, report, analysis_id=analysis_id)
+    problems = verify(engine).problems
+    assert len(problems) == 1 and problems[0].startswith(f"report {report_id}: ")
+    assert f"now holds the bytes of report {later} (written to the same path" in problems[0]
+    report.write_text("<html><body>edited by hand</body></html>")  # matches no render
+    problems = verify(engine).problems
+    assert len(problems) == 2 and all("was altered" in p for p in problems)
+
+
 def test_altered_posterior_is_named(registered) -> None:
     """The stored NetCDF posterior, from which verdicts can be re-derived, is checked too."""
     import hashlib

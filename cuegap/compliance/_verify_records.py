@@ -29,14 +29,26 @@ def _check_report_files(conn: Connection, out: Verification) -> dict[int, str]:
         select(Report.id, Report.path, Report.sha256, Report.analysis_digest, Report.analysis_id)
     ).fetchall()
     digests = dict(conn.execute(select(Analysis.id, Analysis.content_digest)).fetchall())
+    by_hash: dict[str, list[int]] = {}
+    for r in rows:
+        by_hash.setdefault(r.sha256, []).append(r.id)
     for r in rows:
         out.reports += 1
         path = Path(r.path)
         if not path.is_file():
             out.problems.append(f"report {r.id}: file {path} is missing")
         elif (actual := file_sha256(path)) != r.sha256:
+            # still a problem (this report's file is gone), but say when the bytes there are
+            # another registered render, e.g. after the folder was emptied and rendered again
+            others = [i for i in by_hash.get(actual, []) if i != r.id]
+            what = (
+                f"now holds the bytes of report {', '.join(map(str, others))} (written to the "
+                "same path after this report's file was removed or replaced)"
+                if others
+                else "was altered"
+            )
             out.problems.append(
-                f"report {r.id}: {path} was altered (SHA-256 {actual[:12]}…, registered "
+                f"report {r.id}: {path} {what} (SHA-256 {actual[:12]}…, registered "
                 f"{r.sha256[:12]}…)"
             )
         if r.analysis_digest is not None and digests.get(r.analysis_id) != r.analysis_digest:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -55,6 +56,19 @@ def test_intersection_heatmap_cells_means_and_bold_where_the_interval_excludes_z
     assert {"man", "woman"} <= set(names)
     assert "<image" not in svg  # vector cells: the PDF fetcher refuses embedded PNGs
     assert svg == intersection_gap_plot(CELLS, level=0.9)  # deterministic bytes
+
+
+def test_intersection_heatmap_group_no_system_has_gets_a_dash_and_no_warning() -> None:
+    cells = CELLS.copy()
+    cells.loc[cells["group"] == "woman × Black", ["gap_pp", "gap_low_pp", "gap_high_pp"]] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "Mean of empty slice" included
+        svg = intersection_gap_plot(cells, level=0.9)
+    names = [t for t, _ in _texts(svg)]
+    start = names.index("mean over systems") + 1
+    assert names[start : start + 12] == [
+        "10", "−4", "0", "–", "6", "2", "0", "–", "8", "−1", "0", "–",
+    ]  # fmt: skip
 
 
 def test_intersection_heatmap_without_bootstrap_columns_bolds_nothing() -> None:

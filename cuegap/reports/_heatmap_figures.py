@@ -46,7 +46,10 @@ def intersection_gap_plot(
             index="system", columns="group", values="excl", aggfunc="first"
         )
         sure = flag.reindex(index=systems, columns=columns["group"]).fillna(False).astype(bool)
-    values = np.vstack([grid.to_numpy(float), np.nanmean(grid.to_numpy(float), axis=0)])
+    gaps = grid.to_numpy(float)
+    counted = np.isfinite(gaps).sum(axis=0)  # a group no system has a gap for: no mean
+    mean = np.where(counted > 0, np.nansum(gaps, axis=0) / np.maximum(counted, 1), np.nan)
+    values = np.vstack([gaps, mean])
     labels = [*systems, "mean over systems"]
     finite = np.abs(values[np.isfinite(values)])
     vmax = float(np.percentile(finite, 98)) if finite.size else 1.0

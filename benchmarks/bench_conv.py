@@ -58,6 +58,15 @@ def _drop(handle: object) -> None:
         conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
+def _pg_size(handle: object) -> int:
+    """Bytes of the benchmark's PostgreSQL database (tables, indexes, TOAST)."""
+    from sqlalchemy import text
+
+    admin, name = handle  # type: ignore[misc]
+    with admin.connect() as conn:
+        return int(conn.execute(text("SELECT pg_database_size(:n)"), {"n": name}).scalar())
+
+
 def analyse(engine: object) -> dict:
     """conv_counts and the models layer; seconds and peak traced MiB."""
     from cuegap.models import conv_consistency, conv_contrasts, conv_shift_rates, conv_tests
@@ -198,6 +207,8 @@ def one(
                 out.update({f"{b.kind}_{key}": v for key, v in got.items()})
                 if b.kind == "sqlite":
                     out["sqlite_store_gib"] = (root / "conv.db").stat().st_size / 2**30
+                else:
+                    out["postgresql_store_gib"] = _pg_size(b.handle) / 2**30
         finally:
             for b in backends:
                 b.close()

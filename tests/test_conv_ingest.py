@@ -61,8 +61,10 @@ def test_detects_the_folder_and_two_agent_files_not_single_agent_ones() -> None:
 
 def test_folder_ingest_counts_every_transcript_and_the_hand_counted_shifts(engine) -> None:
     s = ingest_path(engine, WS)
-    # 9 cases + notes.json + the bulk copy: 5 stored, the copy a duplicate, 5 quarantined
-    assert (s.read, s.stored, s.duplicate, s.quarantined) == (11, 5, 1, 5)
+    # 9 cases + notes.json + the bulk copy: 5 stored, the copy a duplicate, 5 quarantined;
+    # then v2025-11-27/: the same 10 again in protocol 2025-11-27 (5 duplicates, 5
+    # quarantined again) and its 5 version-specific bad cases (tests/test_mac_protocols.py)
+    assert (s.read, s.stored, s.duplicate, s.quarantined) == (26, 5, 6, 15)
     got = conv_counts(engine)
     assert list(got.columns) == ["system", "benchmark", "category", *KEY, *COLS]
     assert set(got["system"]) == {"sim/hand-system"} and set(got["category"]) == {"age"}
@@ -91,8 +93,8 @@ def test_quarantine_reasons_and_counts_add_up(engine) -> None:
         n_conv = conn.execute(select(func.count()).select_from(Conversation)).scalar()
         n_op = conn.execute(select(func.count()).select_from(ConvOpinion)).scalar()
         n_cfg = conn.execute(select(func.count()).select_from(ConvConfig)).scalar()
-    assert batch.lines_read == batch.stored + batch.duplicate + batch.quarantined == 11
-    assert q == 5 and n_conv == 5 and n_cfg == 3
+    assert batch.lines_read == batch.stored + batch.duplicate + batch.quarantined == 26
+    assert q == 15 and n_conv == 5 and n_cfg == 3
     assert n_op == 2 * (3 + 3 + 3 + 3 + 1)  # two agents x rounds of each stored transcript
 
 
@@ -100,12 +102,12 @@ def test_reingest_is_idempotent_and_the_ledger_verifies(engine) -> None:
     ingest_path(engine, WS)
     before = conv_counts(engine)
     again = ingest_path(engine, WS)
-    assert (again.read, again.stored, again.duplicate, again.quarantined) == (11, 0, 6, 5)
+    assert (again.read, again.stored, again.duplicate, again.quarantined) == (26, 0, 11, 15)
     one = ingest_path(engine, T / "third_option.json")  # the same transcript, alone
     assert (one.stored, one.duplicate) == (0, 1)
     pd.testing.assert_frame_equal(conv_counts(engine), before)
     with engine.connect() as conn:
-        assert conn.execute(select(func.count()).select_from(Quarantine)).scalar() == 5
+        assert conn.execute(select(func.count()).select_from(Quarantine)).scalar() == 15
     assert verify(engine).ok
 
 

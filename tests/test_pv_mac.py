@@ -91,7 +91,7 @@ def test_good_transcripts_give_the_run_counts(da_store) -> None:
         ("failed", "conversation status 'failed' with 0 messages in 0 rounds"),
         ("two_agents", "2 agents; the 1agent_as-ai configuration has 1"),
         ("no_snapshot", "not found in any folder above the transcript"),
-        ("old_protocol", "protocol_version '2025-11-27'; readable: 2025-12-10"),
+        ("unknown_protocol", "protocol_version '2025-10-01'; readable: 2025-11-27, 2025-12-10"),
         ("config_mismatch", "prompt_template_config disagrees with the config snapshot"),
         ("unknown_question", "no item for question_id 'diffAware_d9_9'"),
     ],

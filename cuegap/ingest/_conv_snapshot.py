@@ -33,6 +33,8 @@ from typing import Any
 import orjson
 import yaml
 
+from cuegap.ingest._mac_protocol import early_layout, early_layout_reason
+
 IDENTITY_ID, BASELINE_ID = "spkr_000", "spkr_001"
 #: libyaml's safe loader when PyYAML has it (about ten times faster), else the pure one.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -88,6 +90,8 @@ def conv_settings(cfg: Any, where: str) -> ConvSettings | str:
     """Settings of a two-agent snapshot, or why its conversations cannot be read."""
     if not isinstance(cfg, dict):
         return f"config snapshot {where!r}: expected a mapping"
+    if early_layout(cfg):
+        return early_layout_reason(where)
     agents = cfg.get("agent_definitions")
     if not isinstance(agents, list) or not all(isinstance(a, dict) for a in agents):
         return f"config snapshot {where!r}: agent_definitions is missing"

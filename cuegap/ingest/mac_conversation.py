@@ -1,8 +1,9 @@
 """Reader of multi-agent MAC-Fairness transcripts (conversation design, seed 003 §4-5).
 
-MAC-Fairness (stair-lab/mac-fairness, transcript schema ``2025-12-10``,
-``schema/2025-12-10/schemas.ts``: ``ConversationSchema``) writes one JSON file per
-conversation, ``experiment/{benchmark_subcategory}/{experiment}/transcript/{id}.json``,
+MAC-Fairness (stair-lab/mac-fairness, transcript protocols ``2025-12-10`` and
+``2025-11-27``, ``schema/{version}/schemas.ts``: ``ConversationSchema``; where they
+differ, :mod:`cuegap.ingest._mac_protocol`) writes one JSON file per conversation,
+``experiment/{benchmark_subcategory}/{experiment}/transcript/{id}.json``,
 and one config snapshot per run (:mod:`cuegap.ingest._conv_snapshot`). This reader takes
 
 * a folder (the workspace, ``experiment/`` or any folder below): every ``.json`` and
@@ -17,8 +18,9 @@ folder when the first transcript under it is one (by its messages, its
 ``final_answers`` or its snapshot's agents). Inside a folder, a single-agent transcript
 is quarantined with that reason.
 
-What a transcript gives: ``transcript_id`` (the natural key), ``experiment_metadata``
-(``question_id``, ``benchmark_subcategory``, ``config_snapshot_path``),
+What a transcript gives: ``transcript_id`` (the natural key), the question id
+(``experiment_metadata.question_id``; ``question.question_id`` under 2025-11-27),
+``experiment_metadata`` (``benchmark_subcategory``, ``config_snapshot_path``),
 ``conversation_rounds[].messages[]`` (``agent_id``, ``structured_response.opinion`` and
 ``rationale``, ``message_metadata.retry_count``) and ``conversation_summary`` (``status``,
 ``consensus_reached``). ``spkr_000`` is the identity agent and ``spkr_001`` the baseline.
@@ -27,8 +29,10 @@ Quarantined, with the reason, never dropped: a file that is not JSON or not a
 transcript, a missing field, another protocol version, a missing or unreadable snapshot,
 a configuration other than seed 003's two-agent design, a status other than
 ``succeeded`` (failed or partial conversations, whose retries ran out), missing rounds
-(fewer than ``max_rounds``), a round without exactly one opinion of each agent, and a
-debug copy of the configuration that disagrees with the snapshot.
+(fewer than ``max_rounds``), a round without exactly one opinion of each agent, two
+different question ids, and a copy of the configuration (``agent_definitions``,
+``identity_reveal_config``, ``conversation_config``: debug-only under 2025-12-10,
+always there under 2025-11-27) that disagrees with the snapshot.
 """
 
 from __future__ import annotations
@@ -43,11 +47,19 @@ import orjson
 
 from cuegap.ingest._conv_snapshot import BASELINE_ID, IDENTITY_ID, ConvSettings, ConvSnapshots
 from cuegap.ingest._conv_walk import SKIP_DIRS, fingerprint, walk_entries
+from cuegap.ingest._mac_protocol import PROTOCOLS as PROTOCOLS
+from cuegap.ingest._mac_protocol import (
+    QUESTION_ID,
+    missing_reason,
+    need,
+    question_id,
+    rounds_disagree,
+    unknown_protocol,
+)
 from cuegap.ingest._records import REST_OF_FILE, Rejected, ResponseStream, RunInfo
 from cuegap.ingest._runner import first_json_lines, json_lines
 
 NAME = "mac-fairness-conversation"
-PROTOCOLS = ("2025-12-10",)
 _MAX_DETECT = 8 << 20
 _DETECT_ENTRIES = 5_000
 _DETECT_FILES = 20
@@ -141,15 +153,6 @@ def detect(path: Path) -> bool:
     return _is_transcript(obj) and len(message_agents(obj)) >= 2
 
 
-def _need(obj: dict[str, Any], dotted: str) -> Any:
-    cur: Any = obj
-    for part in dotted.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            raise KeyError(dotted)
-        cur = cur[part]
-    return cur
-
-
 def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str:
     """Each agent's opinion per round, or why the rounds cannot be read."""
     if not isinstance(rounds, list):
@@ -200,17 +203,20 @@ def record(
 
     if not _is_transcript(obj):
         return reject("not a MAC-Fairness transcript (no transcript_id / conversation_rounds)")
+    proto = None
     try:
-        tid, proto = _need(obj, "transcript_id"), _need(obj, "protocol_version")
-        qid = _need(obj, "experiment_metadata.question_id")
-        sub = _need(obj, "experiment_metadata.benchmark_subcategory")
-        snap_name = _need(obj, "experiment_metadata.config_snapshot_path")
-        status = _need(obj, "conversation_summary.status")
+        tid, proto = need(obj, "transcript_id"), need(obj, "protocol_version")
+        if why := unknown_protocol(proto):
+            return reject(why, "protocol_version")
+        qid = question_id(obj, proto)
+        sub = need(obj, "experiment_metadata.benchmark_subcategory")
+        snap_name = need(obj, "experiment_metadata.config_snapshot_path")
+        status = need(obj, "conversation_summary.status")
     except KeyError as exc:
-        return reject(f"field {exc.args[0]!r} is missing", exc.args[0])
-    if proto not in PROTOCOLS:
-        return reject(f"protocol_version {proto!r}; readable: {', '.join(PROTOCOLS)}")
-    for fld, value, limit in (("transcript_id", tid, 64), ("question_id", qid, 200)):
+        return reject(missing_reason(exc.args[0], proto), exc.args[0])
+    except ValueError as exc:
+        return reject(str(exc), QUESTION_ID[proto])
+    for fld, value, limit in (("transcript_id", tid, 64), (QUESTION_ID[proto], qid, 200)):
         if not isinstance(value, str) or not value.strip() or len(value) > limit:
             return reject(f"field {fld!r} must be a non-empty string of at most {limit}", fld)
     if not isinstance(snap_name, str):
@@ -228,6 +234,12 @@ def record(
         own = obj.get(debug)
         if own is not None and own != settings.snapshot.get(debug):
             return reject(f"{debug} disagrees with the config snapshot's", debug)
+    if rounds_disagree(
+        obj.get("conversation_config"), settings.snapshot.get("conversation_config")
+    ):
+        return reject(
+            "conversation_config disagrees with the config snapshot's", "conversation_config"
+        )
     if status != "succeeded":
         info = (obj.get("conversation_summary") or {}).get("error_info") or {}
         detail = info.get("message") if isinstance(info, dict) else None

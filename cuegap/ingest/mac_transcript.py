@@ -1,8 +1,9 @@
 """Reader of single-agent MAC-Fairness transcripts (prompt-variance design, seed 003 §3).
 
-MAC-Fairness (stair-lab/mac-fairness, transcript schema ``2025-12-10``,
-``schema/2025-12-10/schemas.ts``: ``ConversationSchema``) writes one JSON file per
-conversation, ``experiment/{benchmark}/{experiment}/transcript/{transcript_id}.json``.
+MAC-Fairness (stair-lab/mac-fairness, transcript protocols ``2025-12-10`` and
+``2025-11-27``, ``schema/{version}/schemas.ts``: ``ConversationSchema``; where they
+differ, :mod:`cuegap.ingest._mac_protocol`) writes one JSON file per conversation,
+``experiment/{benchmark}/{experiment}/transcript/{transcript_id}.json``.
 Seed 003's Section 3 uses the ``1agent_as-ai`` configuration with one round: one system,
 presented as an AI assistant, answers one question with one opinion letter. A file may
 also hold many transcripts, one compact JSON object per line (``.jsonl``), the bulk form.
@@ -13,11 +14,11 @@ What a transcript gives
 transcript                                     cuegap
 =============================================  ==========================================
 ``experiment_metadata.question_id``            the item (joined on a QA bank's source id:
-                                               the ``bbq`` and ``diffaware`` readers keep
+(2025-11-27: ``question.question_id``)         the ``bbq`` and ``diffaware`` readers keep
                                                MAC-Fairness question ids there)
 round 0, the one message's                     the answer: a choice id (``A``) is taken as
 ``structured_response.opinion``                the chosen label; any other text is parsed
-``question.correct_answer_id`` (debug only)    checked against the bank's gold option
+``question.correct_answer_id`` (when there)    checked against the bank's gold option
 ``transcript_id``                              ``sample_id``
 ``experiment_metadata.experiment_name``        the replicate: its leading
                                                ``{runtime.timestamp}`` (``YYYYMMDDTHHmmZ``,
@@ -36,9 +37,14 @@ agent, role ``participant``, ``if_as_human`` false, ``max_rounds`` 1) and the fa
 ``prompt_template_config.for_participant.choice_display_format`` as ``choice_format``
 and ``json_field_order`` as ``field_order``.
 
+A 2025-11-27 transcript records no prompt format (MAC-Fairness's prompt was not
+configurable then): its factors come from the snapshot alone, and a snapshot without
+``prompt_template_config.for_participant`` quarantines it rather than guessing.
+
 Every transcript is stored or quarantined with its reason (a failed conversation
-without an opinion, another configuration, a missing snapshot, a transcript whose own
-debug copy of the prompt config disagrees with the snapshot, ...).
+without an opinion, another configuration, a missing snapshot, another protocol version,
+two different question ids, a transcript whose own copy of the prompt or conversation
+config disagrees with the snapshot, ...).
 """
 
 from __future__ import annotations
@@ -52,12 +58,22 @@ from typing import Any
 import orjson
 import yaml
 
+from cuegap.ingest._mac_protocol import PROTOCOLS as PROTOCOLS
+from cuegap.ingest._mac_protocol import (
+    QUESTION_ID,
+    early_layout,
+    early_layout_reason,
+    missing_reason,
+    need,
+    question_id,
+    rounds_disagree,
+    unknown_protocol,
+)
 from cuegap.ingest._records import REST_OF_FILE, Rejected, ResponseStream, RunInfo
 from cuegap.ingest._runner import first_json_lines, json_lines
 from cuegap.ingest.bbq_results import QARecord
 
 NAME = "mac-fairness-transcript"
-PROTOCOLS = ("2025-12-10",)
 FACTORS = {"choice_display_format": "choice_format", "json_field_order": "field_order"}
 _STAMP = re.compile(r"^(\d{8}T\d{4})Z")
 _EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
@@ -128,6 +144,8 @@ def _settings(cfg: Any, where: str) -> dict[str, Any] | str:
     """System, factors and configuration checks from a config snapshot, or why not."""
     if not isinstance(cfg, dict):
         return f"config snapshot {where!r}: expected a mapping"
+    if early_layout(cfg):
+        return early_layout_reason(where)
     agents = cfg.get("agent_definitions")
     rounds = (cfg.get("conversation_config") or {}).get("max_rounds")
     if not isinstance(agents, list) or len(agents) != 1 or not isinstance(agents[0], dict):
@@ -150,46 +168,50 @@ def _settings(cfg: Any, where: str) -> dict[str, Any] | str:
     factors = {}
     for key, name in FACTORS.items():
         if not isinstance(part.get(key), str):
-            return f"config snapshot {where!r}: for_participant.{key} is missing"
+            return (
+                f"config snapshot {where!r}: prompt_template_config.for_participant.{key} "
+                "is missing, so its prompt-variance factor is unknown"
+            )
         factors[name] = part[key]
-    return {"system": system.strip(), "factors": factors, "prompt": part}
-
-
-def _need(obj: dict[str, Any], dotted: str) -> Any:
-    cur: Any = obj
-    for part in dotted.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            raise KeyError(dotted)
-        cur = cur[part]
-    return cur
+    conv = cfg.get("conversation_config")
+    return {"system": system.strip(), "factors": factors, "prompt": part, "conversation": conv}
 
 
 def record(obj: Any, line: int, raw: str, snaps: _Snapshots) -> QARecord | Rejected:
     """One transcript as a :class:`QARecord`, or why it cannot be one."""
     if not isinstance(obj, dict):
         return Rejected(line, raw, f"expected a transcript object, got {type(obj).__name__}")
+    proto = None
     try:
-        tid, proto = _need(obj, "transcript_id"), _need(obj, "protocol_version")
-        meta = _need(obj, "experiment_metadata")
-        name, qid = _need(meta, "experiment_name"), _need(meta, "question_id")
-        snap_name = _need(meta, "config_snapshot_path")
-        rounds = _need(obj, "conversation_rounds")
-        status = _need(obj, "conversation_summary.status")
+        tid, proto = need(obj, "transcript_id"), need(obj, "protocol_version")
+        if why := unknown_protocol(proto):
+            return Rejected(line, raw, why, "protocol_version")
+        name = need(obj, "experiment_metadata.experiment_name")
+        qid = question_id(obj, proto)
+        snap_name = need(obj, "experiment_metadata.config_snapshot_path")
+        rounds = need(obj, "conversation_rounds")
+        status = need(obj, "conversation_summary.status")
     except KeyError as exc:
-        return Rejected(line, raw, f"field {exc.args[0]!r} is missing", exc.args[0])
-    if proto not in PROTOCOLS:
-        return Rejected(
-            line, raw, f"protocol_version {proto!r}; readable: {', '.join(PROTOCOLS)}",
-            "protocol_version",
-        )  # fmt: skip
-    for fld, value in (("experiment_metadata.question_id", qid), ("transcript_id", tid)):
+        fld = exc.args[0]
+        return Rejected(line, raw, missing_reason(fld, proto), fld)
+    except ValueError as exc:
+        return Rejected(line, raw, str(exc), QUESTION_ID[proto])
+    qfield = QUESTION_ID[proto]
+    for fld, value in ((qfield, qid), ("transcript_id", tid)):
         if not isinstance(value, str) or not value:
             return Rejected(line, raw, f"field {fld!r} must be a non-empty string", fld)
     if not isinstance(name, str) or not isinstance(snap_name, str):
         return Rejected(line, raw, "experiment_name and config_snapshot_path must be strings")
     settings = snaps.get(snap_name)
     if isinstance(settings, str):
+        if proto == "2025-11-27" and "prompt_template_config" in settings:
+            settings += f"; protocol {proto} transcripts record no prompt format either"
         return Rejected(line, raw, settings, "experiment_metadata.config_snapshot_path")
+    if rounds_disagree(obj.get("conversation_config"), settings["conversation"]):
+        return Rejected(
+            line, raw, "conversation_config disagrees with the config snapshot's",
+            "conversation_config",
+        )  # fmt: skip
     own = (obj.get("prompt_template_config") or {}).get("for_participant")
     if own is not None and own != settings["prompt"]:
         return Rejected(

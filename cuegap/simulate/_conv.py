@@ -139,6 +139,39 @@ def transcript(tid: str, name: str, sub: str, snap: str, qid: str,
     }  # fmt: skip
 
 
+def as_2025_11_27(doc: Mapping, cfg: Mapping, question: Mapping) -> dict:
+    """The same transcript as MAC-Fairness wrote it under protocol ``2025-11-27``.
+
+    From ``schema/2025-11-27/schemas.ts`` and the ``src/utils/transcript_manager.py`` of
+    then: the question id is not in ``experiment_metadata`` but in the full question
+    object, and the run's conversation, retry, reveal and agent configuration are copied
+    in (required then, debug-only since 2025-12-10). Messages and summary are unchanged.
+
+    Parameters
+    ----------
+    doc : Mapping
+        A 2025-12-10 transcript (:func:`transcript`).
+    cfg : Mapping
+        The config snapshot it names (:func:`snapshot`).
+    question : Mapping
+        The question object (MAC-Fairness's question schema, with ``question_id``).
+    """
+    meta = {k: v for k, v in doc["experiment_metadata"].items() if k != "question_id"}
+    conv = cfg["conversation_config"]
+    return {
+        "transcript_id": doc["transcript_id"], "protocol_version": "2025-11-27",
+        "experiment_metadata": meta, "question": dict(question),
+        "conversation_config": {"routing_strategy": conv["routing_strategy"],
+                                "max_rounds": conv["max_rounds"]},
+        "retry_config": dict(cfg["retry_config"]),
+        "identity_reveal_config": dict(cfg["identity_reveal_config"]),
+        "agent_definitions": [dict(a) for a in cfg["agent_definitions"]],
+        "conversation_rounds": doc["conversation_rounds"],
+        "conversation_summary": doc["conversation_summary"],
+        "created_at": doc["created_at"],
+    }  # fmt: skip
+
+
 def simulate_conv(
     out_dir: Path | str,
     *,

@@ -5,6 +5,10 @@ Our own generator, written from the public transcript schema (stair-lab/mac-fair
 ``src/utils/config_manager.py`` dumps (the resolved ``1agent_as-ai`` grid config). No
 real transcripts are published; these are not real system outputs. The questions are
 those of ``tests/data/pv/da_bank.jsonl`` (invented sentences).
+
+``v2025-11-27/`` holds transcripts of the older protocol (``schema/2025-11-27/schemas.ts``,
+written by :func:`cuegap.simulate._conv.as_2025_11_27`): two twins of good 2025-12-10
+transcripts (same conversation, same snapshot) and the cases that differ by version.
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ from pathlib import Path
 
 import yaml
 
+from cuegap.simulate._conv import as_2025_11_27
+
 HERE = Path(__file__).resolve().parent
 BENCH = "diffAware_d1_sampled"
 SYSTEM = "Qwen/Qwen3-4B"
 LATER = "2026-01-15T12:06:00Z"
 NS = uuid.UUID("6d094801-c330-4e1a-85a0-000000000003")
+OLD = "v2025-11-27"  # the folder of the protocol 2025-11-27 transcripts
 
 
 def config(name: str, fmt: str, order: str, agents: int = 1) -> dict:
@@ -114,9 +121,9 @@ def transcript(name: str, snap: str, qid: str, opinion: str | None, **extra) -> 
     return out
 
 
-def write_snapshot(name: str, cfg: dict) -> str:
+def write_snapshot(name: str, cfg: dict, under: str = "") -> str:
     rel = f"bookkeeping/config_snapshot/{BENCH}/{name}_20260115T120000Z.yaml"
-    path = HERE / rel
+    path = HERE / under / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.dump(cfg, default_flow_style=False, sort_keys=False))
     return "$MAC_FAIRNESS_WORKSPACE/" + rel
@@ -140,16 +147,77 @@ ANSWERS = {
 }
 
 
+def write_1127(folder: str, obj: dict, stem: str | None = None) -> None:
+    """A 2025-11-27 transcript under ``v2025-11-27/experiment/...``."""
+    name = f"{stem or obj['transcript_id']}.json"
+    path = HERE / OLD / "experiment" / BENCH / folder / "transcript" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2) + "\n")
+
+
+def old_protocol_cases(name: str, snap: str, cfg: dict) -> None:
+    """Twins of the two transcripts of ``name`` in protocol 2025-11-27, and the cases
+    that differ by version (quarantined)."""
+    bank = (HERE.parent / "pv" / "da_bank.jsonl").read_text().splitlines()
+    questions = {
+        q["question_id"]: dict(q, schema_version="2025-11-27") for q in map(json.loads, bank)
+    }
+    first = ANSWERS[("letter_paren", "answer_first")][0]
+    for qid, opinion in zip(("diffAware_d1_1", "diffAware_d1_2"), first, strict=True):
+        write_1127(name, as_2025_11_27(transcript(name, snap, qid, opinion), cfg, questions[qid]))
+    bad = "bad"
+    twin = as_2025_11_27(
+        transcript(name, snap, "diffAware_d1_1", "B"), cfg, questions["diffAware_d1_1"]
+    )
+    shaped = transcript(name, snap, "diffAware_d1_1", "B", protocol_version="2025-11-27")
+    write_1127(bad, shaped, "no_question")  # the 2025-12-10 layout under the older version
+    two = dict(
+        twin, experiment_metadata=dict(twin["experiment_metadata"], question_id="diffAware_d1_2")
+    )
+    write_1127(bad, two, "two_question_ids")
+    write_1127(
+        bad,
+        dict(twin, conversation_config={"routing_strategy": "vanilla", "max_rounds": 3}),
+        "rounds_mismatch",
+    )
+    # A 2025-11-27 run's own snapshot: no prompt_template_config (not configurable then).
+    old = "20260115T1500Z_qwen3-4b_1agent_as-ai_v2025-11-27"
+    ocfg = config(old, "bullet", "rationale_first")
+    del ocfg["prompt_template_config"]
+    ocfg["experiment_metadata"]["schema_version"] = "2025-11-27"
+    osnap = write_snapshot(old, ocfg, OLD)
+    q = questions["diffAware_d1_1"]
+    write_1127(
+        bad,
+        as_2025_11_27(transcript(old, osnap, "diffAware_d1_1", "A"), ocfg, q),
+        "no_prompt_format",
+    )
+    # The early layout of the same era (an `experiment` section; no agent_definitions).
+    early = "20260115T1600Z_qwen3-4b_1agent_as-ai_early"
+    ecfg = {"experiment": {"experiment_name": early, "benchmark_name": BENCH,
+                           "max_rounds": 1, "routing_strategy": "vanilla",
+                           "shared_model_backbone": "llm_0",
+                           "agents": [{"agent_id": "spkr_000", "role": "participant",
+                                       "as_human": False, "model": "shared"}]}}  # fmt: skip
+    esnap = write_snapshot(early, ecfg, OLD)
+    write_1127(
+        bad, as_2025_11_27(transcript(early, esnap, "diffAware_d1_1", "A"), ocfg, q), "early_layout"
+    )
+
+
 def main() -> None:
-    for sub in ("bookkeeping", "experiment"):
+    for sub in ("bookkeeping", "experiment", OLD):
         shutil.rmtree(HERE / sub, ignore_errors=True)
     (HERE / "bulk").mkdir(exist_ok=True)
     for (fmt, order), reps in ANSWERS.items():
         for rep, (a1, a2) in enumerate(reps):
             name = f"20260115T1{2 + rep}00Z_qwen3-4b_{fmt}_{order}_1agent_as-ai_v2025-12-10"
-            snap = write_snapshot(name, config(name, fmt, order))
+            cfg = config(name, fmt, order)
+            snap = write_snapshot(name, cfg)
             write(name, transcript(name, snap, "diffAware_d1_1", a1))
             write(name, transcript(name, snap, "diffAware_d1_2", a2))
+            if (fmt, order, rep) == ("letter_paren", "answer_first", 0):
+                old_protocol_cases(name, snap, cfg)
     name = "20260115T1400Z_qwen3-4b_bad_1agent_as-ai_v2025-12-10"
     snap = write_snapshot(name, config(name, "bullet", "answer_first"))
     two = "20260115T1400Z_qwen3-4b_two_2agent_var-and-vanilla_v2025-12-10"
@@ -159,8 +227,8 @@ def main() -> None:
     write(bad, transcript(two, snap2, "diffAware_d1_1", "A"), "two_agents")
     gone = snap.replace("bad_", "gone_")
     write(bad, transcript(name, gone, "diffAware_d1_1", "A"), "no_snapshot")
-    old = transcript(name, snap, "diffAware_d1_1", "A", protocol_version="2025-11-27")
-    write(bad, old, "old_protocol")
+    unknown = transcript(name, snap, "diffAware_d1_1", "A", protocol_version="2025-10-01")
+    write(bad, unknown, "unknown_protocol")
     other = {
         "for_participant": {"choice_display_format": "none", "json_field_order": "answer_first"}
     }

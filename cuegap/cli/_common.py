@@ -2,11 +2,16 @@
 
 Expected failures become one readable line on stderr and a non-zero exit (:func:`friendly`);
 the global ``--db`` option lands in :class:`_State` through :func:`main`, the app's callback.
+
+Imports only typer and rich at the top: ``cuegap.schema`` and ``cuegap.ingest`` (SQLAlchemy,
+SQLModel, Alembic, every reader) load inside the functions that need them, so that
+``cuegap --help`` and ``--version`` start fast (``tests/test_cli_startup.py``).
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,21 +19,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-from sqlalchemy.exc import SQLAlchemyError
 
 from cuegap import __version__
 from cuegap._terminal import safe
-from cuegap.ingest import IngestError
-from cuegap.schema import (
-    current_revision,
-    describe_url,
-    head_revision,
-    known_revision,
-    make_engine,
-    newer_store_error,
-    upgrade,
-)
 
 # emoji=False: a name like ":thumbs_up:" is printed as written (markup is escaped by safe())
 console = Console(emoji=False)
@@ -85,11 +78,11 @@ def friendly(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (ValueError, TypeError, IngestError) as exc:
+        except (ValueError, TypeError, *_loaded("cuegap.ingest._records", "IngestError")) as exc:
             raise _fail(str(exc)) from None
         except OSError as exc:
             raise _fail(_os_error(exc)) from None
-        except SQLAlchemyError as exc:
+        except _loaded("sqlalchemy.exc", "SQLAlchemyError") as exc:
             message = f"database error: {str(exc).splitlines()[0]}"
             if "readonly database" in message:
                 message += (
@@ -99,6 +92,14 @@ def friendly(fn: F) -> F:
             raise _fail(message) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _loaded(module: str, name: str) -> tuple[type[BaseException], ...]:
+    """``(module.name,)`` when ``module`` was imported, else ``()`` (an ``except`` that
+    matches nothing): an exception cannot be an instance of a class that was never loaded,
+    so :func:`friendly` catches IngestError and SQLAlchemy's errors without importing them."""
+    loaded = sys.modules.get(module)
+    return (getattr(loaded, name),) if loaded is not None else ()
 
 
 def _os_error(exc: OSError) -> str:
@@ -123,6 +124,8 @@ def _require_folder(path: Path) -> None:
 def _require_file(engine, code: int = 1) -> None:
     """Exit with ``code`` when a SQLite store's file is missing or empty: connecting would
     create a file behind a mistyped ``--db``, or write into an empty one."""
+    from cuegap.schema import describe_url
+
     path = engine.url.database if engine.dialect.name == "sqlite" else None
     if path and path != ":memory:" and not Path(path).exists():
         err.print(
@@ -138,6 +141,16 @@ def _require_file(engine, code: int = 1) -> None:
 def _engine(*, create: bool, missing_code: int = 1):
     """The store's engine, checked: exits ``missing_code`` when there is no store (unless
     ``create``), 2 when its schema is older than this cuegap's."""
+    from cuegap.schema import (
+        current_revision,
+        describe_url,
+        head_revision,
+        known_revision,
+        make_engine,
+        newer_store_error,
+        upgrade,
+    )
+
     engine = make_engine(_State.db)
     if not create:
         _require_file(engine, missing_code)
@@ -158,6 +171,8 @@ def _engine(*, create: bool, missing_code: int = 1):
 
 
 def _report_uninitialised(engine) -> int:
+    from cuegap.schema import describe_url
+
     err.print(
         f"The store at {safe(describe_url(engine))} is empty. Run `cuegap init`, or "
         "`cuegap ingest` a file (which initialises it)."
@@ -170,6 +185,8 @@ def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
     if not err.is_terminal:
         yield None
         return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),

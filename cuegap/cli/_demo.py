@@ -25,8 +25,6 @@ from cuegap.cli._common import (
 from cuegap.cli._ingest import SystemsOption, _print_summary
 from cuegap.cli._report import _print_published
 from cuegap.cli._store import _print_status
-from cuegap.ingest import ingest_path
-from cuegap.schema import current_revision, head_revision, make_engine, upgrade
 
 
 @friendly
@@ -42,6 +40,8 @@ def demo(
     ] = True,
 ) -> None:
     """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse, report."""
+    from cuegap.ingest import ingest_path
+    from cuegap.schema import current_revision, head_revision, make_engine, upgrade
     from cuegap.simulate import simulate as run_simulation
 
     started = time.perf_counter()

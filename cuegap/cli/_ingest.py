@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
+from cuegap._format_names import FORMAT_NAMES
 from cuegap._terminal import safe
 from cuegap.cli._common import (
     MAX_SEED,
@@ -20,7 +21,9 @@ from cuegap.cli._common import (
     err,
     friendly,
 )
-from cuegap.ingest import READERS, IngestSummary, expand_path, get_reader, ingest_path
+
+if TYPE_CHECKING:
+    from cuegap.ingest import IngestSummary
 
 SystemsOption = Annotated[
     int,
@@ -59,7 +62,7 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or directories to ingest, in order.")],
     format: Annotated[
         str | None,
-        typer.Option("--format", "-f", help=f"Force a reader: {', '.join(READERS)}."),
+        typer.Option("--format", "-f", help=f"Force a reader: {', '.join(FORMAT_NAMES)}."),
     ] = None,
     mapping: Annotated[
         Path | None,
@@ -79,6 +82,8 @@ def ingest(
     Exits 3 when a file had records but every one was quarantined (wrong --format or
     mapping?), or could not be read past a damaged point, after ingesting the other files.
     """
+    from cuegap.ingest import expand_path, get_reader, ingest_path
+
     # Check the arguments before the store is created: a typo must leave no empty store.
     if format is not None:
         get_reader(format)
@@ -264,6 +269,8 @@ def _simulate_qa(out_dir: Path, systems: int, seed: int, scale: str, named: bool
 
 def formats() -> None:
     """List the input formats cuegap reads."""
+    from cuegap.ingest import READERS
+
     table = Table("name", "kind", "description")
     for r in READERS.values():
         table.add_row(safe(r.name), safe(r.kind), safe(r.description))

@@ -19,12 +19,13 @@ from cuegap.cli._common import (
     console,
     friendly,
 )
-from cuegap.schema import current_revision, describe_url, make_engine, upgrade
 
 
 @friendly
 def init() -> None:
     """Create a store, or upgrade it to this version's schema."""
+    from cuegap.schema import describe_url, make_engine, upgrade
+
     engine = make_engine(_State.db)
     before, after = upgrade(engine)
     where = safe(describe_url(engine))
@@ -39,6 +40,8 @@ def init() -> None:
 @friendly
 def status() -> None:
     """Summarise the store: systems, conditions, responses, parse and abstention rates."""
+    from cuegap.schema import current_revision, make_engine
+
     engine = make_engine(_State.db)
     _require_file(engine)
     if current_revision(engine) is None:
@@ -75,7 +78,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _print_status(engine) -> None:
-    from cuegap.schema import qa_status, store_status  # pandas: loaded only when needed
+    from cuegap.schema import describe_url, qa_status, store_status  # pandas: loaded here
 
     st = store_status(engine)
     from cuegap.cli._conv import count_conversations, print_conv_status

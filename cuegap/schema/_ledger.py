@@ -39,6 +39,7 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.engine import Connection
 
 from cuegap.schema import _conv_ledger, _qa_ledger
+from cuegap.schema._chunks import driver_chunks
 from cuegap.schema._tables import (
     Analysis,
     AnalysisArtifact,
@@ -113,16 +114,11 @@ DIGEST_CHUNK = 10_000  # rows per hashed array (cuegap.ingest._digest hashes the
 
 def _bulk_digest(conn: Connection, table: str, columns: tuple[str, ...], batch_id: int) -> str:
     """SHA-256 over the rows of ``table`` with ``batch_id``, in id order, in chunks."""
-    cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    mark = "%s" if conn.dialect.paramstyle in ("format", "pyformat") else "?"
     cols = ", ".join(f'"{c}"' for c in columns)
-    cur.execute(f"SELECT {cols} FROM {table} WHERE batch_id = {mark} ORDER BY id", (batch_id,))
+    sql = f"SELECT {cols} FROM {table} WHERE batch_id = ? ORDER BY id"
     h = hashlib.sha256()
-    try:
-        while rows := cur.fetchmany(DIGEST_CHUNK):
-            h.update(orjson.dumps(rows, default=_default))
-    finally:
-        cur.close()
+    for rows in driver_chunks(conn, sql, (batch_id,), DIGEST_CHUNK):
+        h.update(orjson.dumps(rows, default=_default))
     return h.hexdigest()
 
 

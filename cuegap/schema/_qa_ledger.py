@@ -22,6 +22,7 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from cuegap.schema._chunks import driver_chunks
 from cuegap.schema._qa_tables import (
     IndividualAxis,
     QAItem,
@@ -41,15 +42,9 @@ _MIRRORED = ("gender", "race")
 
 def _digest_query(conn: Connection, sql: str, params: tuple[Any, ...]) -> str:
     """SHA-256 over the rows of a raw query, fetched with the driver's cursor in chunks."""
-    cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    mark = "%s" if conn.dialect.paramstyle in ("format", "pyformat") else "?"
-    cur.execute(sql.replace("?", mark), params)
     h = hashlib.sha256()
-    try:
-        while rows := cur.fetchmany(10_000):
-            h.update(orjson.dumps([list(r) for r in rows], default=str))
-    finally:
-        cur.close()
+    for rows in driver_chunks(conn, sql, params, 10_000):
+        h.update(orjson.dumps([list(r) for r in rows], default=str))
     return h.hexdigest()
 
 

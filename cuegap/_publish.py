@@ -22,6 +22,7 @@ from cuegap.compliance import (
     check_report,
     find_report,
     register_report,
+    sha256_bytes,
     signed_records,
 )
 from cuegap.models import Policy
@@ -129,6 +130,11 @@ def publish_signed(
         raise ComplianceError(
             f"report {rep.id} was registered before cuegap kept the reviewed content, so "
             "its signed copy cannot be reproduced exactly; render a new report and sign it"
+        )
+    if rep.format == "html" and sha256_bytes(html.encode("utf-8")) != rep.sha256:
+        raise ComplianceError(
+            f"report {rep.id}: the reviewed HTML kept in the store is not the file that was "
+            f"signed (SHA-256 {rep.sha256[:12]}…); refusing to show the sign-offs on it"
         )
     if progress:
         progress("filling in the sign-off block of the reviewed report")

@@ -377,4 +377,4 @@ def test_re_ingesting_and_resolving_quarantined_lines_is_not_tampering(
     assert len(problems) == 1 and "its quarantined lines changed" in problems[0]
     # a tampered earlier pass is not re-sealed by a later ingest of the same file
     ingest_path(engine, responses)
-    assert any("its quarantined lines changed" in p for p in verify(engine).problems)
+    assert any("its quarantined lines," in p for p in verify(engine).problems)

@@ -10,10 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
+from cuegap.compliance import verify
 from cuegap.ingest import ingest_path
-from cuegap.schema import Quarantine, Response, store_status
+from cuegap.schema import Quarantine, Response, ledger, store_status
 from cuegap.schema._provenance import provenance
 
 HEADER = {"format": "cuegap-responses", "version": 1, "item_bank": "tiny"}
@@ -131,6 +132,13 @@ def test_quarantine_is_resolved_when_its_line_is_stored_later(engine, tiny_bank,
         ).scalar_one()
         stored = conn.execute(select(func.count(Response.id))).scalar_one()
     assert (kept, stored) == (2, 2)
+    # The first pass's batch is re-sealed by the second (its lines were resolved): legitimate.
+    assert verify(engine).ok, verify(engine).problems
+    with engine.begin() as conn:  # reopening a resolved line by hand, and re-sealing it, is not
+        conn.execute(update(Quarantine).values(resolved_at=None, resolved_batch_id=None))
+        ledger.record(conn, "batch", first.batch_id)
+    problems = verify(engine).problems
+    assert any(f"ingest batch {first.batch_id} was re-sealed" in p for p in problems), problems
 
 
 def test_a_line_quarantined_again_is_reopened(engine, tiny_bank, tmp_path) -> None:
@@ -142,6 +150,7 @@ def test_a_line_quarantined_again_is_reopened(engine, tiny_bank, tmp_path) -> No
     assert store_status(engine).quarantined == 1
     assert ingest_path(engine, path).quarantined == 1
     assert store_status(engine).quarantined == 1
+    assert verify(engine).ok, verify(engine).problems
 
 
 RUNNERS = Path(__file__).parent / "data" / "runners"

@@ -187,10 +187,10 @@ def test_unwritable_out_folder_is_one_line_and_registers_nothing(audited) -> Non
 def test_keys_witness_and_verify_through_the_cli(audited, db_url: str, tmp_path: Path) -> None:
     engine, _tmp, published = audited
     key = tmp_path / "ada.key"
-    res = runner.invoke(app, ["keygen", str(key)])
+    res = runner.invoke(app, ["keygen", str(key), "--reviewer", "Ada"])
     assert res.exit_code == 0, res.output
     assert (key.stat().st_mode & 0o777) == 0o600 and Path(f"{key}.pub").is_file()
-    again = runner.invoke(app, ["keygen", str(key)])
+    again = runner.invoke(app, ["keygen", str(key), "--reviewer", "Ada"])
     assert again.exit_code == 2 and "never overwritten" in again.output
     db = ["--db", db_url]
     pdf_id = str(published["pdf"][1])

@@ -60,11 +60,12 @@ def verify(
         ),
     ] = None,
     trust: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Option(
             "--trust",
-            help="A reviewer's public key (KEY.pub from `cuegap keygen`); repeat for each. "
-            "Every sign-off must then be signed by one of them.",
+            help="A reviewer's public key (KEY.pub from `cuegap keygen`, bound to its "
+            "reviewer's name; NAME=KEY.pub for a key from an older keygen); repeat for each. "
+            "Every sign-off must then be signed by the key of the reviewer it names.",
         ),
     ] = None,
 ) -> None:
@@ -122,6 +123,14 @@ def keygen(
     key: Annotated[
         Path, typer.Argument(help="Private key file to create; the public key is KEY.pub.")
     ],
+    reviewer: Annotated[
+        str,
+        typer.Option(
+            "--reviewer",
+            help="The reviewer the key is issued for: the name they sign with (`cuegap "
+            "signoff --reviewer`). The key signs for this name only.",
+        ),
+    ],
 ) -> None:
     """Create a reviewer's Ed25519 key pair for `cuegap signoff --key`.
 
@@ -130,7 +139,7 @@ def keygen(
     """
     from cuegap.compliance import generate_key
 
-    priv, pub, kid = generate_key(key)
+    priv, pub, kid = generate_key(key, reviewer=reviewer)
     console.print(
         f"Wrote {safe(priv)} (private, keep it) and {safe(pub)} (public); key id {kid}",
         highlight=False,

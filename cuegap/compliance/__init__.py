@@ -25,6 +25,7 @@ from cuegap.compliance._registry import (
     file_sha256,
     find_report,
     register_report,
+    sha256_bytes,
 )
 from cuegap.compliance._signoff import (
     DECISIONS,
@@ -60,6 +61,7 @@ __all__ = [
     "read_witness",
     "record_hash",
     "register_report",
+    "sha256_bytes",
     "sign_off",
     "signed_records",
     "signoffs",

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,12 +21,22 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from cuegap.compliance._keys import (
+    MAX_REVIEWER,
+    TrustedKey,
+    check_reviewer,
+    generate_key,
+    key_id,
+    load_pem,
+    load_trusted_keys,
+    raw_public,
+    signing_key,
+)
 from cuegap.compliance._registry import ComplianceError, file_sha256, find_report
 from cuegap.schema import Report, SignOff, ledger
 
 DECISIONS = ("approve", "reject", "changes-requested")
 GENESIS = ledger.GENESIS
-MAX_REVIEWER = 200
 MAX_COMMENT = 10_000
 
 _V2_FIELDS = ("analysis_digest", "ledger_head", "key_id")
@@ -107,113 +116,9 @@ class SignOffRecord:
 # --------------------------------------------------------------------------- keys
 
 
-def key_id(public_raw: bytes) -> str:
-    """A public key's id: the first 32 hex digits of the SHA-256 of its raw bytes."""
-    return hashlib.sha256(public_raw).hexdigest()[:32]
-
-
-def generate_key(private_path: Path | str) -> tuple[Path, Path, str]:
-    """Write a new Ed25519 key pair: ``PATH`` (private, mode 0600) and ``PATH.pub``.
-
-    Returns
-    -------
-    tuple
-        (private key path, public key path, key id).
-
-    Raises
-    ------
-    ComplianceError
-        When either file already exists (a key is never overwritten).
-    """
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    priv_path = Path(private_path)
-    pub_path = priv_path.with_name(priv_path.name + ".pub")
-    key = Ed25519PrivateKey.generate()
-    priv = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    pub = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    written = []
-    try:
-        for path, data, mode in ((priv_path, priv, 0o600), (pub_path, pub, 0o644)):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            written.append(path)
-    except FileExistsError as exc:
-        for p in written:
-            p.unlink()
-        raise ComplianceError(
-            f"{exc.filename}: already exists; keys are never overwritten"
-        ) from None
-    except OSError as exc:
-        for p in written:
-            p.unlink()
-        raise ComplianceError(f"cannot write the key to {exc.filename}: {exc.strerror}") from None
-    return priv_path, pub_path, key_id(_raw_public(key.public_key()))
-
-
-def _raw_public(public_key: object) -> bytes:
-    from cryptography.hazmat.primitives import serialization
-
-    return public_key.public_bytes(  # type: ignore[attr-defined]
-        serialization.Encoding.Raw, serialization.PublicFormat.Raw
-    )
-
-
-def _load_pem(path: Path | str, *, private: bool) -> object:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
-        Ed25519PrivateKey,
-        Ed25519PublicKey,
-    )
-
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ComplianceError(f"{path}: cannot read the key: {exc.strerror}") from None
-    kind = "private" if private else "public"
-    try:
-        if private:
-            key = serialization.load_pem_private_key(data, password=None)
-        else:
-            key = serialization.load_pem_public_key(data)
-    except (ValueError, TypeError) as exc:
-        raise ComplianceError(f"{path}: not a PEM {kind} key ({exc})") from None
-    want = Ed25519PrivateKey if private else Ed25519PublicKey
-    if not isinstance(key, want):
-        raise ComplianceError(f"{path}: an Ed25519 {kind} key is required")
-    return key
-
-
-def load_trusted_keys(paths: list[Path]) -> dict[str, object]:
-    """Public keys (``cuegap keygen``'s ``.pub`` files) by key id."""
-    out = {}
-    for p in paths:
-        key = _load_pem(p, private=False)
-        out[key_id(_raw_public(key))] = key
-    return out
-
-
-def signature_valid(rec: SignOffRecord, trusted: dict[str, object]) -> bool:
+def signature_valid(rec: SignOffRecord, trusted: dict[str, TrustedKey]) -> bool:
     """True when ``rec`` is signed by one of the ``trusted`` keys over its record hash."""
-    from cryptography.exceptions import InvalidSignature
-
-    key = trusted.get(rec.key_id or "")
-    if key is None or not rec.signature:
-        return False
-    try:
-        key.verify(base64.b64decode(rec.signature), rec.record_hash.encode())  # type: ignore[attr-defined]
-    except (InvalidSignature, ValueError):
-        return False
-    return True
+    return signing_key(rec.key_id, rec.signature, rec.record_hash, trusted) is not None
 
 
 # --------------------------------------------------------------------------- sign-off
@@ -248,18 +153,19 @@ def sign_off(
 
     if decision not in DECISIONS:
         raise ComplianceError(f"unknown decision {decision!r}; use one of: {', '.join(DECISIONS)}")
-    reviewer = reviewer.strip()
-    if not reviewer:
-        raise ComplianceError("a reviewer name is required")
-    if len(reviewer) > MAX_REVIEWER:
-        raise ComplianceError(
-            f"--reviewer is {len(reviewer)} characters; at most {MAX_REVIEWER} are allowed"
-        )
+    reviewer = check_reviewer(reviewer)
     if comment is not None and len(comment) > MAX_COMMENT:
         raise ComplianceError(
             f"--comment is {len(comment)} characters; at most {MAX_COMMENT} are allowed"
         )
-    private = _load_pem(key, private=True) if key is not None else None
+    private = None
+    if key is not None:
+        private, bound = load_pem(key, private=True)
+        if bound is not None and bound != reviewer:
+            raise ComplianceError(
+                f"{key}: this key belongs to {bound!r}, not {reviewer!r}; sign with your own "
+                "key and name"
+            )
     rep = find_report(engine, report)
     path = Path(rep.path)
     if not path.is_file():
@@ -279,7 +185,7 @@ def sign_off(
         from cryptography.hazmat.primitives import serialization
 
         pub = private.public_key()  # type: ignore[attr-defined]
-        kid = key_id(_raw_public(pub))
+        kid = key_id(raw_public(pub))
         pub_pem = pub.public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         ).decode()
@@ -334,3 +240,18 @@ def signoffs(engine: Engine, report_id: int | None = None) -> list[SignOffRecord
         stmt = stmt.where(SignOff.report_id == report_id)
     with engine.connect() as conn:
         return [SignOffRecord(*r) for r in conn.execute(stmt)]
+
+
+__all__ = [
+    "DECISIONS",
+    "GENESIS",
+    "MAX_REVIEWER",
+    "SignOffRecord",
+    "TrustedKey",
+    "generate_key",
+    "load_trusted_keys",
+    "record_hash",
+    "sign_off",
+    "signature_valid",
+    "signoffs",
+]

@@ -17,12 +17,14 @@ from sqlalchemy.engine import Connection, Engine
 
 from cuegap.compliance._conv_checks import conv_problems
 from cuegap.compliance._registry import ComplianceError, file_sha256
+from cuegap.compliance._seals import histories, reseal_problem
 from cuegap.compliance._signoff import SignOffRecord, load_trusted_keys, record_hash, signoffs
 from cuegap.compliance._verify_ledger import (
     _NOUN,  # noqa: F401 (re-exported: importable from here as before)
-    _PART_NOUN,  # noqa: F401
+    _PART_NOUN,
     _TABLES,  # noqa: F401
     Verification,
+    _check_anchors,
     _check_objects,
     _name,
     _walk_ledger,
@@ -35,7 +37,14 @@ from cuegap.compliance._verify_records import (
     _quoted_hashes,
 )
 from cuegap.compliance._witness import _check_witness, read_witness, write_witness
-from cuegap.schema import Analysis, Report, ledger, qa_tally_mismatches, tally_mismatches
+from cuegap.schema import (
+    Analysis,
+    LedgerEntry,
+    Report,
+    ledger,
+    qa_tally_mismatches,
+    tally_mismatches,
+)
 
 # --------------------------------------------------------------------------- verify
 
@@ -45,7 +54,7 @@ def verify(
     *,
     quoted: dict[int, list[str]] | None = None,
     witness: Path | str | None = None,
-    trusted: list[Path] | None = None,
+    trusted: list[Path] | list[str] | list[Path | str] | None = None,
 ) -> Verification:
     """Recompute everything a verdict and a sign-off depend on, and name what changed.
 
@@ -59,7 +68,9 @@ def verify(
         A witness file written by :func:`write_witness` (``cuegap witness``): every head it
         records must still be in the ledger, unchanged.
     trusted : list of paths, optional
-        Reviewers' public keys: every sign-off must then carry a valid signature by one.
+        Reviewers' public keys, each bound to its reviewer (``KEY.pub``, or
+        ``NAME=KEY.pub`` for a key file that names no reviewer): every sign-off must then
+        carry a valid signature by the key of the reviewer it names.
 
     Returns
     -------
@@ -96,7 +107,9 @@ def verify(
                     )
     if heads is not None:
         _check_witness(entries, heads, out)
-    else:
+    if heads is not None or keys is not None:
+        _check_anchors(entries, out)
+    if heads is None:
         out.limits.append(
             "no witness file given (--against): a rewrite of the whole ledger, or removal "
             "of its newest entries, by someone with write access to the store cannot be "
@@ -122,13 +135,19 @@ def check_report(engine: Engine, report_id: int) -> list[str]:
             problems.append(f"file {path} is missing")
         elif file_sha256(path) != rep.sha256:
             problems.append(f"{path} was altered since it was registered")
-        for kind, ref in (("report", report_id), ("analysis", rep.analysis_id)):
-            recorded = ledger.latest_digest(conn, kind, ref)
-            if recorded is None:
+        objects = (("report", report_id), ("analysis", rep.analysis_id))
+        seals = histories(conn, _entries_of(conn, objects))
+        for kind, ref in objects:
+            h = seals.get((kind, ref))
+            if h is None:
                 if ledger.count(conn) and _after_genesis(conn, kind, ref):
                     problems.append(f"{_name(kind, ref)} has no ledger entry")
                 continue
-            if ledger.object_digest(conn, kind, ref) != recorded:
+            problems += [reseal_problem(_name(kind, ref), kind, r, _PART_NOUN) for r in h.forged]
+            parts = ledger.PARTS[kind](conn, ref)
+            if parts is None or ledger.combine(ledger.as_recorded(parts, h.valid.parts)) != (
+                h.valid.digest
+            ):
                 problems.append(f"{_name(kind, ref)} changed after it was recorded")
         current = conn.execute(
             select(Analysis.content_digest).where(Analysis.id == rep.analysis_id)
@@ -136,6 +155,15 @@ def check_report(engine: Engine, report_id: int) -> list[str]:
         if rep.analysis_digest is not None and current != rep.analysis_digest:
             problems.append(f"analysis {rep.analysis_id} no longer has the reported content")
     return problems
+
+
+def _entries_of(conn: Connection, objects: tuple[tuple[str, int], ...]) -> list[ledger.Entry]:
+    cols = [getattr(LedgerEntry, k) for k in ledger.Entry.__slots__]
+    found = []
+    for kind, ref in objects:
+        stmt = select(*cols).where(LedgerEntry.kind == kind, LedgerEntry.ref_id == ref)
+        found += [ledger.Entry(*r) for r in conn.execute(stmt)]
+    return sorted(found, key=lambda e: e.seq)
 
 
 def _after_genesis(conn: Connection, kind: str, ref: int) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from cuegap.compliance._seals import histories, reseal_problem
 from cuegap.compliance._signoff import GENESIS
 from cuegap.schema import Analysis, IngestBatch, ItemBank, Report, SignOff, System, ledger
 
@@ -40,6 +41,12 @@ _PART_NOUN = {
     "qa_option_axes": "its QA options' demographic axes",
     "qa_responses": "its stored QA responses",
     "qa_factors": "its QA responses' prompt factors",
+    "quarantine_resolved": "its quarantined lines' resolution (stored later or not)",
+    "conversations": "its stored conversations",
+    "conv_opinions": "its conversations' opinions",
+    "conv_configs": "its conversations' configurations",
+    "conv_agents": "its conversations' agents",
+    "conv_snapshots": "its conversations' config snapshots",
     "tables": "its result tables",
     "artifacts": "its stored artifacts (posterior)",
 }
@@ -63,7 +70,11 @@ class Verification:
         One sentence per alteration found; empty when everything checked is intact.
     limits : list of str
         What this run could not rule out (no witness file, no trusted keys, objects written
-        before the ledger began, an ingest still running or interrupted).
+        before the ledger began, an ingest still running or interrupted, entries sealed
+        after the newest outside anchor).
+    anchors : list of (entry hash, label)
+        Ledger heads vouched for from outside the store: witnessed heads, and the heads
+        recorded by sign-offs that a trusted key signed.
     """
 
     reports: int = 0
@@ -75,6 +86,7 @@ class Verification:
     ledger_seq: int = 0
     problems: list[str] = field(default_factory=list)
     limits: list[str] = field(default_factory=list)
+    anchors: list[tuple[str | None, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -131,24 +143,41 @@ def _walk_ledger(conn: Connection, out: Verification) -> tuple[list[ledger.Entry
 def _check_objects(
     conn: Connection, entries: list[ledger.Entry], bounds: dict, out: Verification
 ) -> None:
-    latest: dict[tuple[str, int], ledger.Entry] = {}
-    for e in entries:
-        if e.kind != "genesis" and e.ref_id is not None:
-            latest[(e.kind, e.ref_id)] = e
-    for (kind, ref), e in sorted(latest.items(), key=lambda kv: kv[1].seq):
+    seals = histories(conn, entries)
+    latest: dict[tuple[str, int], ledger.Entry] = {k: h.valid for k, h in seals.items()}
+    late = 0
+    for (kind, ref), h in sorted(seals.items(), key=lambda kv: kv[1].first.seq):
+        for r in h.forged:
+            out.problems.append(reseal_problem(_name(kind, ref), kind, r, _PART_NOUN))
+        e = h.valid
         parts = ledger.PARTS[kind](conn, ref)
         if parts is None:
             out.problems.append(
                 f"{_name(kind, ref)} was deleted (it is recorded in ledger entry {e.seq})"
             )
             continue
-        if ledger.combine(parts) == e.digest:
+        checked = ledger.as_recorded(parts, e.parts)
+        late += len(checked) < len(parts)
+        if ledger.combine(checked) == e.digest:
             continue
         recorded = e.parts
-        changed = [p for p, d in parts.items() if recorded.get(p) != d] or ["record"]
+        changed = [p for p, d in checked.items() if recorded.get(p) != d] or ["record"]
         what = ", ".join(_PART_NOUN.get(p, p) for p in changed)
         out.problems.append(
             f"{_name(kind, ref)}: {what} changed after it was recorded (ledger entry {e.seq})"
+        )
+    updated = sorted(ref for (kind, ref), h in seals.items() if kind == "system" and h.reseals)
+    if updated:
+        out.limits.append(
+            f"{len(updated)} system record(s) were re-sealed when a later ingest reported new "
+            f"metadata (systems {', '.join(map(str, updated[:10]))}): their provider, version "
+            "and metadata are vouched for as last ingested, not as first"
+        )
+    if late:
+        out.limits.append(
+            f"{late} object(s) were sealed by an older cuegap, before it sealed quarantine "
+            "resolutions and conversation config snapshots: those parts of them are not "
+            "covered by the ledger"
         )
     legacy = 0
     for kind, (col, table) in _TABLES.items():
@@ -177,3 +206,32 @@ def _check_objects(
             f"{legacy} record(s) were written before this store's ledger began (an older "
             "cuegap): their content is not covered by it"
         )
+
+
+def _check_anchors(entries: list[ledger.Entry], out: Verification) -> None:
+    """Name the entries sealed after the newest head vouched for from outside the store.
+
+    Called when a witness file or trusted keys were given: what was sealed after the newest
+    witnessed head or trusted sign-off is vouched for only by the store itself, so an
+    edit sealed there by someone with write access could not be told from cuegap's own.
+    """
+    seq_of = {e.entry_hash: e.seq for e in entries}
+    anchored = [(seq_of[h], label) for h, label in out.anchors if h in seq_of]
+    newest, label = max(anchored, default=(0, ""))
+    after = [e for e in entries if e.seq > newest and e.kind != "genesis"]
+    if not after:
+        return
+    kinds: dict[str, int] = {}
+    for e in after:
+        kinds[e.kind] = kinds.get(e.kind, 0) + 1
+    what = ", ".join(f"{n} {_NOUN.get(k, k)}" + ("s" if n > 1 else "") for k, n in kinds.items())
+    since = (
+        f"the newest outside anchor ({label}, ledger entry {newest})"
+        if newest
+        else ("any outside anchor (no witnessed head or trusted sign-off is in this ledger)")
+    )
+    out.limits.append(
+        f"ledger entries {after[0].seq}–{after[-1].seq} ({what}) were sealed after {since}: "
+        "not covered by any outside anchor, so only the store vouches for them; record a "
+        "witness (`cuegap witness FILE`) or sign off to anchor them"
+    )

@@ -13,8 +13,9 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
+from cuegap.compliance._keys import TrustedKey, signing_key
 from cuegap.compliance._registry import file_sha256
-from cuegap.compliance._signoff import GENESIS, record_hash, signature_valid, signoffs
+from cuegap.compliance._signoff import GENESIS, record_hash, signoffs
 from cuegap.compliance._verify_ledger import Verification
 from cuegap.schema import Analysis, AnalysisArtifact, Report
 
@@ -83,7 +84,7 @@ def _check_signoffs(
     conn: Connection,
     registered: dict[int, str],
     ledger_hashes: set[str],
-    trusted: dict[str, object] | None,
+    trusted: dict[str, TrustedKey] | None,
     out: Verification,
 ) -> set[str]:
     prev, expected = GENESIS, 1
@@ -115,8 +116,19 @@ def _check_signoffs(
                 f"{who}: the ledger it vouched for is gone (its head {rec.ledger_head[:12]}… "
                 "is no longer in the ledger): the ledger was rewritten"
             )
-        if trusted is not None and not signature_valid(rec, trusted):
-            out.problems.append(f"{who}: not signed by a trusted key")
+        if trusted is not None:
+            signer = signing_key(rec.key_id, rec.signature, rec.record_hash, trusted)
+            if signer is None:
+                out.problems.append(f"{who}: not signed by a trusted key")
+            elif signer.reviewer != rec.reviewer:
+                out.problems.append(
+                    f"sign-off {rec.seq} (report {rec.report_id}) names the reviewer "
+                    f"{rec.reviewer!r} but is signed with the key of {signer.reviewer!r} "
+                    f"({signer.path}, key id {rec.key_id}): a key signs only for its own "
+                    "reviewer"
+                )
+            else:
+                out.anchors.append((rec.ledger_head, f"sign-off {rec.seq} by {rec.reviewer}"))
         unsigned += rec.signature is None
         prev, expected = rec.record_hash, rec.seq + 1
     out.head = prev

@@ -85,3 +85,5 @@ def _check_witness(entries: list[ledger.Entry], witness: list[dict], out: Verifi
                 f"ledger entry {w['seq']} differs from the witnessed one "
                 f"({have[:12]}… != {w['entry_hash'][:12]}…): the ledger was rewritten"
             )
+        else:
+            out.anchors.append((have, f"witnessed {w.get('witnessed_at') or 'head'}"))

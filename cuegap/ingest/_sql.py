@@ -165,12 +165,7 @@ def _intact_batches_with_quarantine(conn: Connection, sha: str) -> list[int]:
     ids = conn.execute(
         select(Quarantine.batch_id).where(Quarantine.source_sha256 == sha).distinct()
     ).scalars()
-    return [
-        b
-        for b in sorted(ids)
-        if (recorded := ledger.latest_digest(conn, "batch", b)) is not None
-        and ledger.object_digest(conn, "batch", b) == recorded
-    ]
+    return [b for b in sorted(ids) if ledger.unchanged_since(conn, "batch", b)]
 
 
 def _upsert_quarantine(conn: Connection) -> Any:

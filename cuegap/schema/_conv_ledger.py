@@ -64,9 +64,15 @@ def conv_batch_parts(conn: Connection, batch_id: int) -> dict[str, str]:
         "ORDER BY a.id",
         (batch_id,),
     )
+    snapshots = _digest_query(
+        conn,
+        f"SELECT g.id, g.snapshot FROM conv_config g WHERE g.id IN ({used}) ORDER BY g.id",
+        (batch_id,),
+    )
     return {
         "conversations": convs,
         "conv_opinions": opinions,
         "conv_configs": configs,
         "conv_agents": agents,
+        "conv_snapshots": snapshots,
     }

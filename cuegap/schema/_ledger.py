@@ -109,6 +109,13 @@ RESPONSE_COLUMNS = (
     "source_line",
 )  # fmt: skip
 QUARANTINE_COLUMNS = ("id", "source_sha256", "line_no", "field", "reason", "raw")
+# Whether and when a quarantined line was stored later (``cuegap status`` counts only the
+# open ones): sealed with the line's own batch, which the resolving pass re-seals.
+RESOLUTION_COLUMNS = ("id", "resolved_at", "resolved_batch_id")
+# Parts added after stores were sealed without them. An entry recorded without one was
+# written by an older cuegap: its digest is checked without that part (and verify says
+# what that leaves uncovered). Every entry written now has them.
+LATE_PARTS = frozenset({"quarantine_resolved", "conv_snapshots"})
 DIGEST_CHUNK = 10_000  # rows per hashed array (cuegap.ingest._digest hashes the same)
 
 
@@ -152,6 +159,7 @@ def batch_parts(
         "run": _part(conn, run, run.c.id == row.run_id, run.c.id),
         "responses": responses or _bulk_digest(conn, "response", RESPONSE_COLUMNS, batch_id),
         "quarantine": _bulk_digest(conn, "quarantine", QUARANTINE_COLUMNS, batch_id),
+        "quarantine_resolved": _bulk_digest(conn, "quarantine", RESOLUTION_COLUMNS, batch_id),
         **_qa_ledger.qa_batch_parts(conn, batch_id),
         **_conv_ledger.conv_batch_parts(conn, batch_id),
     }
@@ -239,6 +247,24 @@ def object_digest(conn: Connection, kind: str, ref_id: int) -> str | None:
     return None if parts is None else combine(parts)
 
 
+def as_recorded(parts: Mapping[str, str], recorded: Mapping[str, str]) -> dict[str, str]:
+    """``parts`` without the :data:`LATE_PARTS` that the ``recorded`` entry predates."""
+    return {k: v for k, v in parts.items() if k not in LATE_PARTS or k in recorded}
+
+
+def unchanged_since(conn: Connection, kind: str, ref_id: int) -> bool | None:
+    """Whether an object still has the digest of its newest entry (None: no entry).
+
+    Parts added since that entry was written (:data:`LATE_PARTS`) are left out, so an
+    object sealed by an older cuegap is not mistaken for a changed one.
+    """
+    last = latest_entry(conn, kind, ref_id)
+    if last is None:
+        return None
+    parts = PARTS[kind](conn, ref_id)
+    return parts is not None and combine(as_recorded(parts, last.parts)) == last.digest
+
+
 # --------------------------------------------------------------------------- entries
 
 
@@ -309,12 +335,20 @@ def head(conn: Connection) -> Entry | None:
 
 def latest_digest(conn: Connection, kind: str, ref_id: int) -> str | None:
     """The digest of the newest entry recorded for an object."""
-    return conn.execute(
-        select(LedgerEntry.digest)
+    last = latest_entry(conn, kind, ref_id)
+    return None if last is None else last.digest
+
+
+def latest_entry(conn: Connection, kind: str, ref_id: int) -> Entry | None:
+    """The newest entry recorded for an object."""
+    cols = [getattr(LedgerEntry, k) for k in Entry.__slots__]
+    row = conn.execute(
+        select(*cols)
         .where(LedgerEntry.kind == kind, LedgerEntry.ref_id == ref_id)
         .order_by(LedgerEntry.seq.desc())
         .limit(1)
-    ).scalar()
+    ).first()
+    return None if row is None else Entry(*row)
 
 
 def record(
@@ -333,7 +367,8 @@ def record(
         Precomputed part digests (computed before taking the lock, for large objects);
         default: computed now.
     only_if_changed : bool
-        Skip when the newest entry for the object already has this digest (systems).
+        Skip when the object still has the digest of its newest entry (systems, and an
+        earlier batch whose quarantined lines a later pass of its file stored or took over).
 
     Returns
     -------
@@ -349,8 +384,10 @@ def record(
             raise ValueError(f"cannot record {kind} {ref_id}: it does not exist")
     digest = combine(parts)
     lock_ledger(conn)
-    if only_if_changed and latest_digest(conn, kind, ref_id) == digest:
-        return None
+    if only_if_changed:
+        last_own = latest_entry(conn, kind, ref_id)
+        if last_own is not None and combine(as_recorded(parts, last_own.parts)) == last_own.digest:
+            return None
     last = head(conn)
     if last is None:
         return None

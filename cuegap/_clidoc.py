@@ -1,7 +1,8 @@
 """Render the CLI reference in Markdown from the real Typer/Click commands.
 
-``python -m cuegap._clidoc --write README.md`` refreshes the README section between the
-``<!-- cli-reference -->`` markers; ``tests/test_cli.py`` fails when it is out of date.
+``python -m cuegap._clidoc --write docs/cli.md`` (or ``--write`` alone) refreshes the section
+of ``docs/cli.md`` between the ``<!-- cli-reference -->`` markers; ``tests/test_cli.py`` fails
+when it is out of date.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 import typer
 
 START, END = "<!-- cli-reference:start -->", "<!-- cli-reference:end -->"
+#: The document that holds the reference, relative to the repository root.
+DOC = Path("docs") / "cli.md"
 
 
 def _is_argument(p: Any) -> bool:
@@ -45,7 +48,7 @@ def render(app: typer.Typer) -> str:
     for name in sorted(root.commands):
         cmd = root.commands[name]
         args = " ".join(_metavar(p) for p in cmd.params if _is_argument(p))
-        lines += ["", f"### `cuegap {name}{' ' + args if args else ''}`", ""]
+        lines += ["", f"## `cuegap {name}{' ' + args if args else ''}`", ""]
         lines += [(cmd.help or "").strip().split("\n\n")[0].replace("\n", " ")]
         params = [p for p in cmd.params if p.name != "help"]
         if params:
@@ -54,19 +57,19 @@ def render(app: typer.Typer) -> str:
     return "\n".join(lines) + "\n"
 
 
-def section(readme: str) -> str:
-    """The current CLI-reference section of a README."""
-    return readme.split(START, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+def section(doc: str) -> str:
+    """The current CLI-reference section of a document (``docs/cli.md``)."""
+    return doc.split(START, 1)[1].split(END, 1)[0].strip("\n") + "\n"
 
 
 def main(argv: list[str]) -> int:
     from cuegap.cli import app
 
     text = render(app)
-    if len(argv) == 2 and argv[0] == "--write":
-        path = Path(argv[1])
-        readme = path.read_text("utf-8")
-        head, rest = readme.split(START, 1)
+    if argv[:1] == ["--write"] and len(argv) <= 2:
+        path = Path(argv[1]) if len(argv) == 2 else DOC
+        doc = path.read_text("utf-8")
+        head, rest = doc.split(START, 1)
         tail = rest.split(END, 1)[1]
         path.write_text(f"{head}{START}\n{text}{END}{tail}", "utf-8")
     else:

@@ -107,7 +107,7 @@ def need_pdf() -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    """Say up front which optional system components this run has (see the README)."""
+    """Say up front which optional system components this run has (see docs/testing.md)."""
     import shutil
 
     def have(ok: bool) -> str:

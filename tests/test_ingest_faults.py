@@ -200,7 +200,7 @@ def test_damaged_zstd_member_of_an_eval_log_is_quarantined_alone(
     engine, tiny_bank, tmp_path
 ) -> None:
     """Defect 3: a damaged zstd-compressed member gave a ZstdError traceback and stored
-    nothing; the README promises that member is quarantined and the rest stored."""
+    nothing; docs/formats.md promises that member is quarantined and the rest stored."""
     import struct
     import zipfile
 
@@ -289,13 +289,13 @@ def test_killed_ingest_is_listed_by_status_and_init_restores_indexes(
     assert "ix_response_agg" in names
 
 
-def test_readme_inspect_system_mapping_keeps_the_provider(engine, tiny_bank, tmp_path) -> None:
-    """Defect 8: the README's own inspect mapping line (system from ``eval.model`` with a
-    pattern) stored the system without its provider. The line is read from the README."""
+def test_documented_inspect_system_mapping_keeps_the_provider(engine, tiny_bank, tmp_path) -> None:
+    """Defect 8: the documented inspect mapping line (system from ``eval.model`` with a
+    pattern) stored the system without its provider. The line is read from docs/formats.md."""
     from cuegap.schema import System
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
-    line = next(ln for ln in readme.splitlines() if ln.startswith('system = { path = "eval.model"'))
+    doc = (Path(__file__).parent.parent / "docs" / "formats.md").read_text("utf-8")
+    line = next(ln for ln in doc.splitlines() if ln.startswith('system = { path = "eval.model"'))
     mapping = tmp_path / "m.toml"
     mapping.write_text(f'runner = "inspect-ai"\n[fields]\n{line}\n')
     ingest_path(engine, tiny_bank)

@@ -1,4 +1,4 @@
-"""Mapping files, the runner readers' streaming, and the README's mapping examples."""
+"""Mapping files, the runner readers' streaming, and the mapping examples of docs/formats.md."""
 
 from __future__ import annotations
 
@@ -137,20 +137,20 @@ def test_bad_mapping_files_name_the_file(tmp_path: Path, text: str, message: str
     assert str(path) in str(err.value)
 
 
-# ------------------------------------------------------------------------------- README
+# -------------------------------------------------------------------------------- docs
 
 
-def _readme_section() -> str:
-    readme = (ROOT / "README.md").read_text("utf-8")
-    start = readme.index("## Ingesting runner outputs")
-    return readme[start : readme.index("\n## ", start + 5)]
+def _formats_section() -> str:
+    doc = (ROOT / "docs" / "formats.md").read_text("utf-8")
+    start = doc.index("## Ingesting runner outputs")
+    return doc[start : doc.index("\n## ", start + 5)]
 
 
-def test_readme_has_a_worked_example_per_runner_and_its_mappings_parse() -> None:
-    section = _readme_section()
+def test_docs_have_a_worked_example_per_runner_and_its_mappings_parse() -> None:
+    section = _formats_section()
     runners = [r.name for r in READERS.values() if r.mapping]
     for name in runners:
-        assert f"### {name}" in section, f"no README example for {name}"
+        assert f"### {name}" in section, f"no example for {name} in docs/formats.md"
         assert f"--format {name}" in section or name in section
     blocks = re.findall(r"```toml\n(.*?)```", section, re.S)
     assert len(blocks) >= len(runners)

@@ -70,7 +70,7 @@ def ingest(
             "--mapping",
             "-m",
             help="TOML file mapping a runner's sample metadata to cuegap fields (runner "
-            "formats only; see 'Ingesting runner outputs' in the README).",
+            "formats only; see 'Ingesting runner outputs' in docs/formats.md).",
         ),
     ] = None,
 ) -> None:

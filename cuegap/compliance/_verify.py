@@ -1,10 +1,10 @@
 """``cuegap verify``: recompute everything the compliance record depends on.
 
-What is checked, and what cannot be ruled out, is written for a compliance reader in the
-README ("What verify proves, and what it cannot"). The checks live beside this module:
-the ledger and its sealed objects in :mod:`cuegap.compliance._verify_ledger`, reports,
-sign-offs and artifacts in :mod:`cuegap.compliance._verify_records`, witness files in
-:mod:`cuegap.compliance._witness`. Their names stay importable from here.
+What is checked, and what cannot be ruled out, is written for a compliance reader in
+``docs/compliance.md`` ("What verify proves, and what it cannot"). The checks live beside
+this module: the ledger and its sealed objects in :mod:`cuegap.compliance._verify_ledger`,
+reports, sign-offs and artifacts in :mod:`cuegap.compliance._verify_records`, witness files
+in :mod:`cuegap.compliance._witness`. Their names stay importable from here.
 """
 
 from __future__ import annotations

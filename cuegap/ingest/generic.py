@@ -1,9 +1,9 @@
 """Reader for cuegap's own response format: JSONL, one response per line.
 
-The format is specified by ``schemas/responses-v1.schema.json`` and documented in the
-README. Validation here is hand-written (not jsonschema per line) so that a 340k-line
-file reads at close to JSON-parse speed; ``tests/test_generic_reader.py`` checks that it
-agrees with the JSON Schema.
+The format is specified by ``schemas/responses-v1.schema.json`` and documented in
+``docs/formats.md``. Validation here is hand-written (not jsonschema per line) so that a
+340k-line file reads at close to JSON-parse speed; ``tests/test_generic_reader.py`` checks
+that it agrees with the JSON Schema.
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ def _cli(*args: str) -> str:
 def _build(url: str, root: Path, design: str) -> Signed:
     db = ["--db", url]
     data = root / "data"
-    _cli("simulate", str(data), "--design", design, "--systems", "2", "--seed", "5")
+    systems = "2" if design == "prompt-variance" else "1"  # its rank statistics need two
+    _cli("simulate", str(data), "--design", design, "--systems", systems, "--seed", "5")
     _cli(*db, "ingest", str(data))
     _cli(*db, "analyze", "--design", design, "--boot", "20")
     _cli(*db, "report", "--design", design, "--out", str(root / "reports"), "--format", "html")

@@ -61,7 +61,7 @@ def publish_report(
     dict
         Format -> (path, registered report id).
     """
-    from cuegap.reports import build_report, render_files, render_html
+    from cuegap.reports import render_files, render_html
 
     if signed is not None:
         if policy is not None:
@@ -70,13 +70,17 @@ def publish_report(
                 "content that was reviewed"
             )
         return publish_signed(engine, signed, out_dir, formats=formats, progress=progress)
-    from cuegap._design_reports import KINDS, analysis_kind, design_report_data
+    from cuegap.designs import for_kind, get
+    from cuegap.designs._settings import analysis_kind
 
-    kind = analysis_kind(engine, analysis_id) if analysis_id is not None else None
-    if kind in KINDS:  # the QA, prompt-variance and conversation designs' own reports
-        data = design_report_data(engine, analysis_id, kind, policy, progress)
+    if analysis_id is None:  # the dilemma report runs an analysis with default settings
+        design = get("dilemma")
     else:
-        data = build_report(engine, policy=policy, analysis_id=analysis_id, progress=progress)
+        kind = analysis_kind(engine, analysis_id)
+        if kind is None:
+            raise ValueError(f"no analysis {analysis_id} is stored (see `cuegap analyses`)")
+        design = for_kind(kind)
+    data = design.report_data(engine, analysis_id, policy, progress)
     data.changes = changes
     if progress:
         progress("rendering")

@@ -15,21 +15,14 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap.audit._table_codec import table_from_json
-from cuegap.models import condition_label
-from cuegap.models._conv_verdict import CONTRAST_NAMES
 from cuegap.schema import Analysis, AnalysisTable
 
-#: Kinds of stored analyses, per design: dilemma, QA, prompt variance, conversation.
-ANALYSIS_KINDS = (
-    "frequentist",
-    "bayesian",
-    "qa",
-    "qa_bayesian",
-    "prompt_variance",
-    "pv_bayesian",
-    "conversation",
-    "conversation_bayesian",
-)
+
+def analysis_kinds() -> tuple[str, ...]:
+    """Kinds of stored analyses, of every registered design (:mod:`cuegap.designs`)."""
+    from cuegap.designs import analysis_kinds as registered_kinds
+
+    return registered_kinds()
 
 
 def list_analyses(engine: Engine) -> pd.DataFrame:
@@ -141,8 +134,8 @@ def find_table(
     ValueError
         For an unknown ``kind``.
     """
-    if kind is not None and kind not in ANALYSIS_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(ANALYSIS_KINDS)}, but got {kind!r}")
+    if kind is not None and kind not in (known := analysis_kinds()):
+        raise ValueError(f"kind must be one of {', '.join(known)}, but got {kind!r}")
     stmt = (
         select(AnalysisTable.analysis_id, Analysis.kind)
         .join(Analysis, Analysis.id == AnalysisTable.analysis_id)
@@ -212,39 +205,16 @@ def export_table(
     return out
 
 
-def _sampling(st: dict, otherwise: str) -> str:
-    bayes = st.get("bayes") or {}
-    return f"{bayes.get('chains')}×{bayes.get('draws')} draws" if bayes else otherwise
-
-
 def _describe(kind: str, st: dict) -> dict[str, object]:
     """What an analysis of ``kind`` with settings ``st`` compared, its δ and its sampling,
-    in the design's own terms (a conversation's δ is on the shift-rate scale, not pp)."""
-    policy = st.get("policy") or {}
-    if kind in ("qa", "qa_bayesian") or st.get("design") == "qa":
-        strategy = st.get("strategy", "zero-shot")
-        return {"compared": f"explicit vs implicit ({strategy})", "consequences": "",
-                "delta_pp": None, "delta": f"{st.get('delta', 0):g} (bias score)",
-                "sampling": _sampling(st, f"{st.get('n_boot', 0)} boot")}  # fmt: skip
-    if kind in ("prompt_variance", "pv_bayesian"):
-        factors = st.get("factors")
-        formats = ", ".join(map(str, factors)) if factors else "every factor"
-        return {"compared": f"prompt formats: {formats} ({st.get('strategy', 'zero-shot')})",
-                "consequences": "", "delta_pp": None,
-                "delta": f"{policy.get('delta_bias', 0.05):g} (bias score)",
-                "sampling": _sampling(st, "ANOVA and ranks")}  # fmt: skip
-    if kind in ("conversation", "conversation_bayesian"):
-        contrast = st.get("contrast", "")
-        unit, correction = st.get("unit", "persona"), st.get("correction", "none")
-        tests = f"t-tests per {unit}" + (", BH" if correction == "bh" else "")
-        return {"compared": CONTRAST_NAMES.get(contrast, contrast), "consequences": "",
-                "delta_pp": None, "delta": f"{st.get('delta', 0.05):g} (shift rate)",
-                "sampling": _sampling(st, tests)}  # fmt: skip
-    pair = [st.get("explicit"), st.get("implicit")]
-    return {
-        "compared": " vs ".join(condition_label(tuple(c)) for c in pair) if all(pair) else "",
-        "consequences": "with" if st.get("consequences", True) else "without",
-        "delta_pp": policy.get("delta_pp"),
-        "delta": f"{policy.get('delta_pp', 2.0):g} pp",
-        "sampling": _sampling(st, f"{st.get('n_boot', 0)} boot"),
-    }
+    in its design's own terms (a conversation's δ is on the shift-rate scale, not pp)."""
+    from cuegap.designs import for_kind, registered
+
+    design = registered().get(str(st.get("design", "")))
+    if design is None:
+        try:
+            design = for_kind(kind)
+        except ValueError:  # a kind no registered design stores (a plug-in removed)
+            return {"compared": "", "consequences": "", "delta_pp": None, "delta": "",
+                    "sampling": ""}  # fmt: skip
+    return design.describe(kind, st)

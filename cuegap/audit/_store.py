@@ -24,7 +24,7 @@ from sqlalchemy.engine import Engine
 
 from cuegap import models
 from cuegap.audit._catalog import (
-    ANALYSIS_KINDS,
+    analysis_kinds,
     export_table,
     find_table,
     latest_analysis_id,
@@ -219,9 +219,9 @@ def _load_result(
 
 
 __all__ = [
-    "ANALYSIS_KINDS",
     "AnalysisResult",
     "_frame_digest",
+    "analysis_kinds",
     "export_table",
     "find_analysis",
     "find_table",

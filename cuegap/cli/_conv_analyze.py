@@ -22,8 +22,9 @@ def analyze_conv(
     draws: int,
     chains: int,
     seed: int,
-) -> None:
-    """Run and print a conversation analysis (and its Bayesian fit with ``bayes``)."""
+) -> int:
+    """Run and print a conversation analysis (and its Bayesian fit with ``bayes``); returns
+    its id."""
     from cuegap.audit import BayesSettings
     from cuegap.audit.conversation import ConvSettings, analyze_conversation
 
@@ -57,7 +58,7 @@ def analyze_conv(
         "Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(result.tables))
     )
     if result.bayes_tables is None:
-        return
+        return int(result.id)
     state = "converged" if result.converged else "[red]did not converge[/]"
     console.print(f"Conversation Bayesian analysis {result.bayes_id}: {state}")
     _print_verdicts(result.bayes_tables["verdicts"], "Verdicts (posterior)")
@@ -68,6 +69,7 @@ def analyze_conv(
             f"{2 * draws} --chains {max(chains, 4)}`.",
             highlight=False,
         )
+    return int(result.id)
 
 
 def _print_verdicts(verdicts: Any, title: str) -> None:

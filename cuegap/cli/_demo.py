@@ -12,7 +12,6 @@ import typer
 from rich.table import Table
 
 from cuegap._terminal import safe
-from cuegap.cli._analyze import _print_analysis, _run_bayes, _settings
 from cuegap.cli._common import (
     MAX_SEED,
     _progress,
@@ -66,19 +65,22 @@ def demo(
         _print_status(engine)
     console.rule("4. analyze")
     from cuegap.audit import analyze as run_analysis
+    from cuegap.cli._dilemma import dilemma_settings, print_analysis, run_bayes
+    from cuegap.designs import AnalyzeOptions
+    from cuegap.models import load_policy
 
-    settings = _settings(None, 1000, seed)
+    settings = dilemma_settings(AnalyzeOptions(policy=load_policy(None), boot=1000, seed=seed))
     from cuegap.audit._dilemma_tables import load_store_data
 
     with _timed(spent, "analyze (1,000 bootstrap replicates)"), _steps("analyze") as step:
         step("reading count tables from the store")
         data = load_store_data(engine)  # one snapshot for the analysis and the fit
         analysis = run_analysis(engine, settings, progress=step, data=data)
-    _print_analysis(analysis)
+    print_analysis(analysis)
     fit = None
     if bayes:
         with _timed(spent, "Bayesian fit"):
-            fit = _run_bayes(engine, settings, draws=1000, chains=4, force=False, data=data)
+            fit = run_bayes(engine, settings, draws=1000, chains=4, force=False, data=data)
     console.rule("5. report")
     from cuegap.reanalysis import publish_report
 

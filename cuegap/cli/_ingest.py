@@ -190,81 +190,19 @@ def simulate(
     ] = None,
 ) -> None:
     """Write a simulated audit dataset with planted effects: item bank, responses, truth."""
-    from cuegap.simulate import simulate as run_simulation
+    from cuegap.designs import SimulateOptions, get, refuse_options
 
     _require_folder(out_dir)
-    variants = _variant_options(design, prompt_variants, format_effect, format_driven)
-    if design == "prompt-variance":
-        from cuegap.cli._pv import simulate_pv
-
-        if named:
-            raise ValueError("--named applies to the dilemma design only")
-        simulate_pv(out_dir, systems=systems, seed=seed, scale=scale, cue_gap=cue_gap)
-        return
-    if design == "conversation":
-        from cuegap.cli._conv import simulate_conv_cmd
-
-        if named:
-            raise ValueError("--named applies to the dilemma design only")
-        simulate_conv_cmd(out_dir, systems=systems, seed=seed, scale=scale)
-        return
-    if cue_gap:
-        raise ValueError("--cue-gap applies to the prompt-variance design only")
-    if design == "qa":
-        _simulate_qa(out_dir, systems, seed, scale, named)
-        return
-    if design != "dilemma":
-        raise ValueError(
-            f"--design should be dilemma, qa, prompt-variance or conversation but got {design!r}"
-        )
-    result = run_simulation(out_dir, systems=systems, seed=seed, named=named, **variants)
-    console.print(
-        f"Simulated {result.n_systems} systems, {result.n_responses:,} responses "
-        f"(item bank {safe(repr(result.item_bank_name))}) in {safe(out_dir)}:",
-        highlight=False,
-    )
-    for p in (result.itembank_path, result.responses_path, result.truth_path):
-        console.print(f"  {safe(p)}", highlight=False)
-
-
-def _variant_options(
-    design: str, prompt_variants: int, format_effect: float, format_driven: str | None
-) -> dict:
-    """The dilemma simulator's prompt-variant arguments, checked."""
-    given = prompt_variants != 1 or format_effect != 0 or format_driven is not None
-    if design != "dilemma" and given:
-        raise ValueError(
-            "--prompt-variants, --format-effect and --format-driven apply to the dilemma "
-            "design only (the prompt-variance design plants its own format effects)"
-        )
-    driven = None
-    if format_driven is not None:
-        try:
-            driven = [int(x) for x in format_driven.split(",") if x.strip()]
-        except ValueError:
-            raise ValueError(
-                f"--format-driven should be system numbers like 1,3 but got {format_driven!r}"
-            ) from None
-    if (format_effect or driven) and prompt_variants < 2:
-        raise ValueError("--format-effect and --format-driven need --prompt-variants 2 or more")
-    return {"prompt_variants": prompt_variants, "format_effect_pp": format_effect,
-            "format_driven": driven}  # fmt: skip
-
-
-def _simulate_qa(out_dir: Path, systems: int, seed: int, scale: str, named: bool) -> None:
-    from cuegap.simulate import simulate_qa
-
-    if named:
-        raise ValueError("--named applies to the dilemma design only")
-    with _progress("simulating QA answers") as advance:
-        result = simulate_qa(out_dir, systems=systems, scale=scale, seed=seed, progress=advance)
-    console.print(
-        f"Simulated {result.n_systems} systems, {result.n_items:,} QA items and "
-        f"{result.n_responses:,} answers in {safe(out_dir)}:",
-        highlight=False,
-    )
-    for p in (result.itembank_path, result.responses_path, result.truth_path):
-        console.print(f"  {safe(p)}", highlight=False)
+    chosen = get(design)
+    defaults = {"named": False, "cue_gap": False, "prompt_variants": 1, "format_effect": 0.0,
+                "format_driven": None}  # fmt: skip
+    values = {"named": named, "cue_gap": cue_gap, "prompt_variants": prompt_variants,
+              "format_effect": format_effect, "format_driven": format_driven}  # fmt: skip
+    given = frozenset(k for k, v in values.items() if v != defaults[k])
+    refuse_options(chosen, given, command="simulate")
+    options = SimulateOptions(out_dir, systems=systems, seed=seed, scale=scale,
+                              values=values, given=given)  # fmt: skip
+    chosen.simulate(options, console)
 
 
 def formats() -> None:

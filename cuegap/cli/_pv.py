@@ -28,8 +28,10 @@ def parse_factors(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def analyze_pv(engine: Any, policy: Any, *, factors: str | None, strategy: str, force: bool):
-    """Run and print a prompt-variance analysis."""
+def analyze_pv(
+    engine: Any, policy: Any, *, factors: str | None, strategy: str, force: bool
+) -> Any:
+    """Run and print a prompt-variance analysis; returns it."""
     from cuegap.audit.prompt_variance import PVSettings, analyze_prompt_variance
 
     settings = PVSettings(factors=parse_factors(factors), strategy=strategy, policy=policy)
@@ -87,6 +89,7 @@ def analyze_pv(engine: Any, policy: Any, *, factors: str | None, strategy: str, 
     console.print(
         "Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(result.tables))
     )
+    return result
 
 
 def analyze_pv_bayes(

@@ -4,7 +4,7 @@ the data changed."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -16,8 +16,7 @@ from cuegap.cli._analyze import (
     ExplicitOption,
     ImplicitOption,
     StrategyOption,
-    _dilemma_only,
-    _settings,
+    analyze_options,
 )
 from cuegap.cli._common import (
     _engine,
@@ -80,29 +79,9 @@ def report(
     engine = _engine(create=False)
     chosen = load_policy(policy) if policy is not None else None
     if analysis is None and signed is None:
-        from cuegap.audit import latest_analysis_id
-        from cuegap.designs import resolve_design
+        from cuegap.designs import get, resolve_design
 
-        chosen_design = resolve_design(engine, design)
-        if chosen_design == "conversation":
-            analysis = latest_analysis_id(engine, "conversation")
-            if analysis is None:
-                raise ValueError(
-                    "no conversation analysis is stored: run cuegap analyze --design conversation"
-                )
-        elif chosen_design == "qa":  # with the prompt-variance section when there is one
-            analysis = latest_analysis_id(engine, "qa")
-            if analysis is None:
-                raise ValueError("no QA analysis is stored: run cuegap analyze --design qa")
-        elif chosen_design == "prompt-variance":  # the prompt-variance report on its own
-            analysis = latest_analysis_id(engine, "prompt_variance")
-            if analysis is None:
-                raise ValueError(
-                    "no prompt-variance analysis is stored: run cuegap analyze --design "
-                    "prompt-variance (the QA report carries the same section)"
-                )
-        else:
-            analysis = latest_analysis_id(engine, "frequentist")
+        analysis = get(resolve_design(engine, design)).report_analysis(engine)
     with _steps("report") as step:
         published = publish_report(
             engine,
@@ -146,39 +125,19 @@ def reanalyze(
     report version were written; 2 failure, or another re-analysis holds the store's lock.
     """
     from cuegap.compliance import LockHeld
-    from cuegap.reanalysis import EXIT_FAILED, default_renderer
-    from cuegap.reanalysis import reanalyze as run_reanalysis
+    from cuegap.reanalysis import EXIT_FAILED
 
     engine = _engine(create=False, missing_code=EXIT_FAILED)  # 1 would read "changed"
     try:
-        from cuegap.audit import BayesSettings
-        from cuegap.designs import resolve_design
+        from cuegap.designs import get, resolve_design
+        from cuegap.models import load_policy
 
-        chosen_design = resolve_design(engine, design)
-        if chosen_design == "conversation":
-            result = _reanalyze_conv(engine, out, policy, bayes, boot, strategy, explicit,
-                                     implicit, consequences)  # fmt: skip
-        elif chosen_design == "prompt-variance":
-            result = _reanalyze_pv(engine, out, policy, bayes, strategy, explicit, implicit,
-                                   consequences)  # fmt: skip
-        elif chosen_design == "qa":
-            from cuegap.audit import QASettings
-            from cuegap.models import load_policy
-            from cuegap.reanalysis_qa import reanalyze_qa
-
-            _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)
-            qa = QASettings(policy=load_policy(policy), strategy=strategy, n_boot=boot)
-            result = reanalyze_qa(
-                engine, out, settings=qa, bayes=BayesSettings() if bayes else None
-            )
-        else:
-            result = run_reanalysis(
-                engine,
-                out,
-                settings=_settings(policy, boot, 2026, explicit, implicit, consequences),
-                bayes=BayesSettings() if bayes else None,
-                render=default_renderer(),
-            )
+        chosen = get(resolve_design(engine, design))
+        values = {"explicit": explicit, "implicit": implicit, "consequences": consequences,
+                  "strategy": strategy}  # fmt: skip
+        options = analyze_options(chosen, values, policy=load_policy(policy),
+                                  policy_path=policy, boot=boot, bayes=bayes)  # fmt: skip
+        result = chosen.reanalyze(engine, out, options)
     except LockHeld as exc:
         raise _fail(f"another re-analysis is running: {exc}", EXIT_FAILED) from None
     if not result.changed:
@@ -200,37 +159,3 @@ def reanalyze(
     for path in result.reports:
         console.print(f"  wrote {safe(path)}", highlight=False)
     raise typer.Exit(result.exit_code)
-
-
-def _reanalyze_pv(
-    engine: Any, out: Path, policy: Path | None, bayes: bool, strategy: str, *dilemma: Any
-) -> Any:
-    from cuegap.audit.prompt_variance import PVSettings
-    from cuegap.models import load_policy
-    from cuegap.reanalysis_pv import reanalyze_pv
-
-    _dilemma_only(explicit=dilemma[0], implicit=dilemma[1], consequences=dilemma[2])
-    from cuegap.audit import BayesSettings
-
-    settings = PVSettings(policy=load_policy(policy), strategy=strategy)
-    return reanalyze_pv(engine, out, settings=settings, bayes=BayesSettings() if bayes else None)
-
-
-def _reanalyze_conv(
-    engine: Any, out: Path, policy: Path | None, bayes: bool, boot: int, strategy: str,
-    *dilemma: Any,
-) -> Any:  # fmt: skip
-    from cuegap.models import load_policy
-    from cuegap.reanalysis_conv import reanalyze_conv
-
-    _dilemma_only(explicit=dilemma[0], implicit=dilemma[1], consequences=dilemma[2])
-    if boot != 1000 or strategy != "zero-shot":
-        raise ValueError("--boot and --strategy do not apply to the conversation design")
-    from cuegap.audit import BayesSettings
-
-    return reanalyze_conv(
-        engine,
-        out,
-        policy=load_policy(policy) if policy else None,
-        bayes=BayesSettings() if bayes else None,
-    )

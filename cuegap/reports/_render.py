@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from cuegap._files import write_new_files
 from cuegap.reports._build import ReportData
-from cuegap.reports._context import report_context, signoff_rows
+from cuegap.reports._context import signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher
 
 if TYPE_CHECKING:
@@ -116,19 +116,9 @@ def content_hash(html: str) -> str:
 
 def _design_context(data: ReportData | QAReportData) -> tuple[dict[str, Any], str]:
     """The template context and top-level template of a report's study design."""
-    if getattr(data, "design", "dilemma") == "prompt-variance":
-        from cuegap.reports._pv_standalone import pv_report_context
+    from cuegap.designs import get
 
-        return pv_report_context(data), "pv_report.html.j2"  # type: ignore[arg-type]
-    if getattr(data, "design", "dilemma") == "conversation":
-        from cuegap.reports._conv_report import conv_report_context
-
-        return conv_report_context(data), "conv_report.html.j2"  # type: ignore[arg-type]
-    if getattr(data, "design", "dilemma") == "qa":
-        from cuegap.reports._qa_context import qa_report_context
-
-        return qa_report_context(data), "qa_report.html.j2"  # type: ignore[arg-type]
-    return report_context(data), "report.html.j2"  # type: ignore[arg-type]
+    return get(getattr(data, "design", "dilemma")).report_context(data)
 
 
 def render_html(data: ReportData | QAReportData, *, now: datetime | None = None) -> RenderedReport:

@@ -1,0 +1,58 @@
+"""Study designs: one :class:`Design` per way of measuring how a system treats groups.
+
+The shared layers never name a design; they ask this registry. The four built-in designs
+(``dilemma``, ``qa``, ``prompt-variance``, ``conversation``) register through
+:func:`register` like any other (``cuegap/designs/_builtin.py``); a package of its own can
+add one through the ``cuegap.designs`` entry point group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from cuegap.designs._base import AnalyzeOptions, Design, SimulateOptions
+from cuegap.designs._registry import (
+    analysis_kinds,
+    for_kind,
+    get,
+    refuse_options,
+    register,
+    registered,
+    unregister,
+)
+from cuegap.designs._store import designs_in_store, has_rows, resolve_design, varying_factor
+
+
+class _Designs(Mapping[str, Design]):
+    """The registered designs by name, read live from the registry."""
+
+    def __getitem__(self, name: str) -> Design:
+        return registered()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registered())
+
+    def __len__(self) -> int:
+        return len(registered())
+
+
+#: The registered designs by name (a live view of :func:`registered`).
+DESIGNS: Mapping[str, Design] = _Designs()
+
+__all__ = [
+    "DESIGNS",
+    "AnalyzeOptions",
+    "Design",
+    "SimulateOptions",
+    "analysis_kinds",
+    "designs_in_store",
+    "for_kind",
+    "get",
+    "has_rows",
+    "refuse_options",
+    "register",
+    "registered",
+    "resolve_design",
+    "unregister",
+    "varying_factor",
+]

@@ -1,0 +1,169 @@
+"""The contract every study design implements: :class:`Design` and its analyse options.
+
+A *study design* says what an item is, how a response becomes an outcome, which counts
+the store aggregates, and which statistics, verdict rule and report sections apply. The
+shared layers (store, ingest, statistics, reports, compliance, CLI) never name a design:
+they ask the registry (:mod:`cuegap.designs`) and call the methods below. A new design is
+one subclass registered with :func:`cuegap.designs.register`, the way the four built-in
+designs are (``docs/architecture.md``, "How to add a design").
+
+Heavy imports (statistics, reports) happen inside the methods, so that listing the
+designs (``cuegap --help``) stays cheap.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sqlalchemy.engine import Connection, Engine
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeOptions:
+    """What ``cuegap analyze`` and ``cuegap reanalyze`` were given, for any design.
+
+    ``given`` names the design-specific options the user set on the command line; a
+    design refuses those it does not take (:meth:`Design.check_options`).
+    """
+
+    policy: Any
+    policy_path: Path | None = None
+    boot: int = 1000
+    seed: int = 2026
+    force: bool = False
+    bayes: bool = False
+    draws: int = 1000
+    chains: int = 4
+    values: Mapping[str, Any] = field(default_factory=dict)
+    given: frozenset[str] = frozenset()
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """A design-specific option's value (``default`` when it was not given)."""
+        value = self.values.get(name)
+        return default if value is None else value
+
+
+@dataclass(frozen=True, slots=True)
+class SimulateOptions:
+    """What ``cuegap simulate`` was given; ``given`` as for :class:`AnalyzeOptions`."""
+
+    out_dir: Path
+    systems: int
+    seed: int
+    scale: str = "small"
+    values: Mapping[str, Any] = field(default_factory=dict)
+    given: frozenset[str] = frozenset()
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """A design-specific option's value (``default`` when it was not given)."""
+        value = self.values.get(name)
+        return default if value is None else value
+
+
+class Design(ABC):
+    """A study design.
+
+    Class attributes
+    ----------------
+    name : str
+        What ``--design`` takes.
+    label : str
+        How messages name its analyses ("no QA analysis is stored"); default ``name``.
+    title, description : str
+        For listings and messages.
+    kinds : tuple of str
+        The analysis kinds it stores (``analysis.kind``), the one its report shows first.
+    policy_sections : tuple of str
+        The verdict policy's sections it applies (printed in its reports).
+    analyze_options, simulate_options : frozenset of str
+        The design-specific options of ``analyze`` / ``reanalyze`` and ``simulate`` it
+        takes (``strategy``, ``factors``, ...); the others are refused by name.
+    """
+
+    name: ClassVar[str]
+    label: ClassVar[str] = ""
+    title: ClassVar[str]
+    description: ClassVar[str]
+    kinds: ClassVar[tuple[str, ...]]
+    policy_sections: ClassVar[tuple[str, ...]] = ("data",)
+    analyze_options: ClassVar[frozenset[str]] = frozenset()
+    simulate_options: ClassVar[frozenset[str]] = frozenset()
+
+    # -- the store ------------------------------------------------------------------
+    @abstractmethod
+    def present(self, conn: Connection) -> bool:
+        """Whether the store holds responses of this design."""
+
+    # -- analysis -------------------------------------------------------------------
+    @abstractmethod
+    def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
+        """Run (or reuse) the design's analysis, and its Bayesian fit when asked.
+
+        ``out`` is the console the CLI prints to. Returns the id of the analysis its
+        report shows.
+        """
+
+    @abstractmethod
+    def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """What a stored analysis compared, its δ and its sampling, in the design's words:
+        ``compared``, ``consequences``, ``delta_pp``, ``delta``, ``sampling``."""
+
+    # -- reports ----------------------------------------------------------------------
+    def report_kind(self) -> str:
+        """The analysis kind its report is rendered from."""
+        return self.kinds[0]
+
+    def report_analysis(self, engine: Engine) -> int | None:
+        """The analysis ``cuegap report`` shows by default: the newest of
+        :meth:`report_kind`.
+
+        Raises
+        ------
+        ValueError
+            When none is stored (:meth:`missing_analysis` names the command to run).
+        """
+        from cuegap.audit import latest_analysis_id
+
+        found = latest_analysis_id(engine, self.report_kind())
+        if found is None:
+            raise ValueError(self.missing_analysis())
+        return found
+
+    def missing_analysis(self) -> str:
+        """The message when no analysis of :meth:`report_kind` is stored."""
+        label = self.label or self.name
+        return f"no {label} analysis is stored: run cuegap analyze --design {self.name}"
+
+    @abstractmethod
+    def report_data(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> Any:
+        """The report data of a stored analysis (re-run first under another ``policy``)."""
+
+    @abstractmethod
+    def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
+        """The template context of its report data, and its top-level template."""
+
+    # -- re-analysis ------------------------------------------------------------------
+    @abstractmethod
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+        """Re-analyse and re-report when data changed (a ``Reanalysis``)."""
+
+    # -- simulation -------------------------------------------------------------------
+    @abstractmethod
+    def simulate(self, options: SimulateOptions, out: Any) -> None:
+        """Write a simulated dataset with planted effects into ``options.out_dir``."""
+
+    # -- shared behaviour ---------------------------------------------------------------
+    def owns_kind(self, kind: str) -> bool:
+        """Whether ``kind`` is one of this design's stored analysis kinds."""
+        return kind in self.kinds
+
+    def __repr__(self) -> str:
+        return f"<design {self.name}>"

@@ -1,0 +1,26 @@
+"""Stored analysis settings read back (one codec for every design)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from cuegap.schema import Analysis
+
+
+def stored_settings(engine: Engine, analysis_id: int) -> dict[str, Any]:
+    """The settings an analysis was stored with, as a dict (``{}`` when none)."""
+    with engine.connect() as conn:
+        stored = conn.execute(select(Analysis.settings).where(Analysis.id == analysis_id)).scalar()
+    if isinstance(stored, str):  # a JSON column read back as text
+        stored = json.loads(stored)
+    return dict(stored or {})
+
+
+def analysis_kind(engine: Engine, analysis_id: int) -> str | None:
+    """The kind of a stored analysis, or None when there is none with this id."""
+    with engine.connect() as conn:
+        return conn.execute(select(Analysis.kind).where(Analysis.id == analysis_id)).scalar()

@@ -1,0 +1,91 @@
+"""The conversation design (seed 003, Sections 4-5, MAC-Fairness): two-agent conversations
+between an identity agent and a baseline agent over rounds; shift rates toward the peer's
+previous opinion and their demographic, reveal and instantiation contrasts.
+
+Its statistics live in :mod:`cuegap.audit.conversation` and
+:mod:`cuegap.models.conversation`, its report in :mod:`cuegap.reports._conv_report`, its
+command bodies in :mod:`cuegap.cli._conv_analyze` and :mod:`cuegap.cli._conv`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Connection, Engine
+
+from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions
+from cuegap.designs._store import has_rows
+from cuegap.designs.dilemma import sampling
+
+
+class ConversationDesign(Design):
+    """Seed 003's multi-agent conversations with assigned identities."""
+
+    name = "conversation"
+    title = "Multi-agent conversations (seed 003, Sections 4-5)"
+    description = (
+        "Two-agent conversations (an identity agent and a baseline) over rounds; shift "
+        "rates toward the peer's previous opinion and their demographic, reveal and "
+        "instantiation contrasts"
+    )
+    kinds = ("conversation", "conversation_bayesian")
+    policy_sections = ("conversation", "data")
+    analyze_options = frozenset({"unit", "bh"})
+
+    def present(self, conn: Connection) -> bool:
+        from cuegap.schema import Conversation
+
+        return has_rows(Conversation)(conn)
+
+    def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
+        from cuegap.cli._conv_analyze import analyze_conv
+
+        return analyze_conv(
+            engine, options.policy, unit=options.get("unit"), bh=bool(options.get("bh")),
+            force=options.force, bayes=options.bayes, draws=options.draws,
+            chains=options.chains, seed=options.seed,
+        )  # fmt: skip
+
+    def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+        from cuegap.models._conv_verdict import CONTRAST_NAMES
+
+        st = settings
+        contrast = st.get("contrast", "")
+        unit, correction = st.get("unit", "persona"), st.get("correction", "none")
+        tests = f"t-tests per {unit}" + (", BH" if correction == "bh" else "")
+        return {"compared": CONTRAST_NAMES.get(contrast, contrast), "consequences": "",
+                "delta_pp": None, "delta": f"{st.get('delta', 0.05):g} (shift rate)",
+                "sampling": sampling(st, tests)}  # fmt: skip
+
+    def report_data(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> Any:
+        from cuegap.reports._conv_report import conv_report_data
+
+        return conv_report_data(engine, analysis_id, policy, progress)
+
+    def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
+        from cuegap.reports._conv_report import conv_report_context
+
+        return conv_report_context(data), "conv_report.html.j2"
+
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+        from cuegap.audit import BayesSettings
+        from cuegap.reanalysis_conv import reanalyze_conv
+
+        if options.boot != 1000:
+            raise ValueError("--boot does not apply to the conversation design")
+        return reanalyze_conv(
+            engine,
+            out_dir,
+            policy=options.policy if options.policy_path else None,
+            bayes=BayesSettings() if options.bayes else None,
+        )
+
+    def simulate(self, options: SimulateOptions, out: Any) -> None:
+        from cuegap.cli._conv import simulate_conv_cmd
+
+        simulate_conv_cmd(options.out_dir, systems=options.systems, seed=options.seed,
+                          scale=options.scale)  # fmt: skip

@@ -1,0 +1,85 @@
+"""The QA design (seed 001, ImplicitBBQ): BBQ-style questions whose options have roles
+(target / non-target / unknown), ambiguous or disambiguated, under explicit and implicit
+cues; accuracy and bias scores, and the explicit-vs-implicit gap of S_amb.
+
+Its statistics live in :mod:`cuegap.audit.qa` and :mod:`cuegap.models.qa`, its report in
+:mod:`cuegap.reports`, its command bodies in :mod:`cuegap.cli._qa`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Connection, Engine
+
+from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions
+from cuegap.designs._store import has_rows
+from cuegap.designs.dilemma import sampling
+
+
+class QADesign(Design):
+    """Seed 001's explicit-vs-implicit BBQ-style questions."""
+
+    name = "qa"
+    label = "QA"
+    title = "BBQ-style question answering (seed 001)"
+    description = (
+        "Context, question and options with roles (target / non-target / unknown); "
+        "accuracy and bias scores, explicit vs implicit cues"
+    )
+    kinds = ("qa", "qa_bayesian")
+    policy_sections = ("qa", "data")
+    analyze_options = frozenset({"strategy"})
+
+    def present(self, conn: Connection) -> bool:
+        from cuegap.schema import QAResponse
+
+        return has_rows(QAResponse)(conn)
+
+    def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
+        from cuegap.cli._qa import analyze_qa
+
+        return analyze_qa(engine, options)
+
+    def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+        st = settings
+        strategy = st.get("strategy", "zero-shot")
+        return {"compared": f"explicit vs implicit ({strategy})", "consequences": "",
+                "delta_pp": None, "delta": f"{st.get('delta', 0):g} (bias score)",
+                "sampling": sampling(st, f"{st.get('n_boot', 0)} boot")}  # fmt: skip
+
+    def report_data(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> Any:
+        from cuegap.audit import QASettings, analyze_qa
+        from cuegap.designs._settings import stored_settings
+        from cuegap.reports import build_qa_report
+
+        if policy is not None:
+            stored = stored_settings(engine, analysis_id)
+            keep = {k: stored[k] for k in ("strategy", "n_boot", "seed") if k in stored}
+            settings = replace(QASettings(**keep), policy=policy)
+            analysis_id = analyze_qa(engine, settings, progress=progress).id
+        return build_qa_report(engine, analysis_id=analysis_id, progress=progress)
+
+    def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
+        from cuegap.reports._qa_context import qa_report_context
+
+        return qa_report_context(data), "qa_report.html.j2"
+
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+        from cuegap.audit import BayesSettings
+        from cuegap.cli._qa import qa_settings
+        from cuegap.reanalysis_qa import reanalyze_qa
+
+        settings = qa_settings(options, seed=2026)
+        bayes = BayesSettings() if options.bayes else None
+        return reanalyze_qa(engine, out_dir, settings=settings, bayes=bayes)
+
+    def simulate(self, options: SimulateOptions, out: Any) -> None:
+        from cuegap.cli._qa import simulate_qa
+
+        simulate_qa(options)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from cuegap._files import LinkRefused, create_new, remove_files
 from cuegap.compliance._registry import ComplianceError, file_sha256, find_report
 from cuegap.schema import Report, SignOff, ledger
 
@@ -142,10 +142,10 @@ def generate_key(private_path: Path | str) -> tuple[Path, Path, str]:
     written = []
     try:
         for path, data, mode in ((priv_path, priv, 0o600), (pub_path, pub, 0o644)):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            written.append(path)
+            written.append(create_new(path, data, mode))
+    except LinkRefused as exc:
+        remove_files(written)
+        raise ComplianceError(str(exc)) from None
     except FileExistsError as exc:
         for p in written:
             p.unlink()

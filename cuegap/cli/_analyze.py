@@ -125,6 +125,15 @@ def _dilemma_only(**given: Any) -> None:
         raise ValueError(f"{', '.join(used)} applies to the dilemma design only")
 
 
+def _no_strategy(strategy: str, design: str) -> None:
+    """Refuse ``--strategy`` on a design without prompting strategies (it would be ignored)."""
+    if strategy != "zero-shot":
+        raise ValueError(
+            f"--strategy applies to the QA and prompt-variance designs only, not the {design} "
+            "design"
+        )
+
+
 def _analyze_qa(
     engine: Any, settings: Any, *, force: bool, bayes: bool, draws: int, chains: int
 ) -> None:
@@ -297,6 +306,7 @@ def analyze(
         from cuegap.cli._conv_analyze import analyze_conv
 
         _dilemma_only(explicit=explicit, implicit=implicit, consequences=consequences)
+        _no_strategy(strategy, "conversation")
         if factors is not None:
             raise ValueError("--factors applies to the prompt-variance design only")
         analyze_conv(
@@ -328,6 +338,7 @@ def analyze(
         qa = QASettings(policy=chosen, strategy=strategy, n_boot=boot, seed=seed)
         _analyze_qa(engine, qa, force=force, bayes=bayes, draws=draws, chains=chains)
         return
+    _no_strategy(strategy, "dilemma")
     settings = _settings(policy, boot, seed, explicit, implicit, consequences)
     data = None
     with _steps("analyze") as step:

@@ -17,6 +17,7 @@ from cuegap.cli._analyze import (
     ImplicitOption,
     StrategyOption,
     _dilemma_only,
+    _no_strategy,
     _settings,
 )
 from cuegap.cli._common import (
@@ -172,6 +173,7 @@ def reanalyze(
                 engine, out, settings=qa, bayes=BayesSettings() if bayes else None
             )
         else:
+            _no_strategy(strategy, "dilemma")
             result = run_reanalysis(
                 engine,
                 out,

@@ -71,7 +71,10 @@ def main(argv: list[str]) -> int:
         doc = path.read_text("utf-8")
         head, rest = doc.split(START, 1)
         tail = rest.split(END, 1)[1]
-        path.write_text(f"{head}{START}\n{text}{END}{tail}", "utf-8")
+        from cuegap._files import open_output
+
+        with open_output(path) as fh:
+            fh.write(f"{head}{START}\n{text}{END}{tail}".encode())
     else:
         sys.stdout.write(text)
     return 0

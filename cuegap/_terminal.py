@@ -20,6 +20,34 @@ _INVISIBLE = frozenset(
 )
 
 
+#: The bidirectional-text controls (ALM, LRM, RLM, LRE-RLO, LRI-PDI): each shown in a report
+#: as its escape (``\\u202e``), so that untrusted text cannot reorder what is around it.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI_TABLE = {ord(c): f"\\u{ord(c):04x}" for c in BIDI_CONTROLS}
+
+
+def show_bidi(text: str) -> str:
+    """``text`` with every bidirectional-text control replaced by its visible escape.
+
+    For HTML (reports), where line breaks and tabs must stay as they are; :func:`visible`
+    also shows the other control characters, for terminals.
+
+    Parameters
+    ----------
+    text : str
+        Any text; a :class:`markupsafe.Markup` stays Markup (the escapes hold no HTML
+        special character).
+
+    Returns
+    -------
+    str
+        Of the same type as ``text``; ``text`` itself when it has no control.
+    """
+    if not any(c in text for c in BIDI_CONTROLS):
+        return text
+    return type(text)(str.translate(text, _BIDI_TABLE))
+
+
 def _visible(ch: str) -> str:
     if ch in _INVISIBLE or unicodedata.category(ch) == "Cc":
         code = ord(ch)

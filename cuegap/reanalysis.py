@@ -32,6 +32,7 @@ from cuegap.audit import (
     load_table,
     settings_from_dict,
 )
+from cuegap.audit._dilemma_settings import resolve_conditions
 from cuegap.compliance import (
     store_lock,
 )
@@ -226,7 +227,10 @@ def reanalyze(
     """
     with store_lock(engine, "reanalyze", holder=holder):
         previous = _reference_analysis(engine)
-        _, now = fingerprints(load_store_data(engine))
+        data = load_store_data(engine)
+        if settings is not None:  # an unknown --explicit/--implicit also when nothing changed
+            resolve_conditions(data.decisions, settings)
+        _, now = fingerprints(data)
         result = what_changed(engine, previous, now)
         if not result.changed:
             return result

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap.audit import BayesSettings, QASettings, analyze_qa, analyze_qa_bayes
-from cuegap.audit.qa import _read_counts, _system_fingerprints
+from cuegap.audit.qa import _read_counts, _system_fingerprints, check_strategy
 from cuegap.compliance import store_lock
 from cuegap.reanalysis import Reanalysis, compare_verdicts, publish_report, what_changed
 from cuegap.schema import Analysis, Report, SignOff
@@ -95,6 +95,7 @@ def reanalyze_qa(
     with store_lock(engine, "reanalyze", holder=holder):
         previous = _reference(engine)
         counts, _ = _read_counts(engine, lambda _msg: None)
+        check_strategy(counts, settings.strategy)  # also when nothing changed
         result = what_changed(engine, previous, _system_fingerprints(counts))
         if not result.changed:
             return result

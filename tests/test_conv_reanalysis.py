@@ -151,7 +151,7 @@ def test_cli_exit_codes_and_refusals(sim: dict, tmp_path: Path) -> None:
     assert res.exit_code == 0 and "Nothing changed" in res.output, res.output
     for extra, message in (
         (["--explicit", "direct"], "applies to the dilemma design only"),
-        (["--strategy", "cot"], "do not apply to the conversation design"),
+        (["--strategy", "cot"], "--strategy applies to the QA and prompt-variance designs only"),
     ):
         res = run(app, [*base, *extra])
         assert res.exit_code == 2 and message in res.output, res.output

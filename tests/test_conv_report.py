@@ -18,7 +18,7 @@ from cuegap.audit.conversation import ConvSettings, analyze_conversation
 from cuegap.models import conv_design, simulate_conv_counts
 from cuegap.reports import build_conv_report, content_hash, render_files, render_html
 from cuegap.schema import make_engine, upgrade
-from tests.test_report import EVIL_SYSTEM, MARK, _chromium, need
+from tests.test_report import EVIL_SYSTEM, MARK, _chromium, assert_bidi_shown, need
 from tests.test_report_pdf import pages
 
 SYSTEMS = ("biased", "fair", EVIL_SYSTEM)
@@ -86,6 +86,7 @@ def test_no_other_designs_wording(report: dict) -> None:
 def test_untrusted_system_name_is_text_everywhere(report: dict) -> None:
     html = report["html"]
     assert EVIL_SYSTEM not in html
+    assert_bidi_shown(html)  # the name's right-to-left override, neutralised
     assert "&lt;img src=x onerror=" in html
     ids = re.findall(r'\bid="([^"]+)"', html)
     assert len(ids) == len(set(ids))
@@ -106,11 +107,13 @@ def test_chromium_renders_it_and_runs_no_payload(report: dict, tmp_path: Path) -
     assert "Multi-agent conversation audit report" in out.stdout
     assert MARK.split("(")[0] in html  # the payload is in the page, as text
     assert "data-pwned" not in re.search(r"<html[^>]*>", out.stdout).group(0)
+    assert_bidi_shown(out.stdout)
 
 
 def test_pdf_pages_have_numbers_and_the_report_id(report: dict) -> None:
     need("pdftotext")
     all_pages = pages(report["pdf"])
+    assert_bidi_shown(" ".join(p.text for p in all_pages))
     assert len(all_pages) >= 3
     assert "Verdicts" in all_pages[0].text and "biased" in all_pages[0].joined
     for page in all_pages:

@@ -249,7 +249,7 @@ def test_cli_simulate_plants_prompt_variants(tmp_path: Path) -> None:
     truth = json.loads((out / "truth.json").read_text())["prompt_variants"]
     assert truth["gap_shift_pp"] == {"sim-system-01": [0.0, 0.0], "sim-system-02": [4.0, -4.0]}
     for extra, message in (
-        (["--design", "qa"], "apply to the dilemma design only"),
+        (["--design", "qa"], "to the dilemma design only"),
         (["--format-driven", "x"], "should be system numbers like 1,3"),
         (["--format-driven", "3"], "must name systems 1..2"),
     ):

@@ -27,7 +27,7 @@ from cuegap.reports._pv_report import ratio_text
 from cuegap.reports._qa_report import build_qa_report
 from cuegap.schema import make_engine, upgrade
 from cuegap.simulate import simulate_pv
-from tests.test_report import EVIL_SYSTEM, MARK, _chromium, need
+from tests.test_report import EVIL_SYSTEM, MARK, _chromium, assert_bidi_shown, need
 from tests.test_report_pdf import pages
 
 FILES = ("bbq_bank.jsonl", "diffAware_sim.jsonl", "responses_bbq.jsonl", "responses_da.jsonl")
@@ -95,6 +95,7 @@ def test_extremes_rows_mark_sign_flips(report: dict) -> None:
 def test_untrusted_names_are_text(report: dict) -> None:
     html = report["html"]
     assert EVIL_SYSTEM not in html and EVIL_FORMAT not in html
+    assert_bidi_shown(html)  # the name's right-to-left override, neutralised
     assert "&lt;img src=x onerror=" in html and "&lt;b&gt;bullet&lt;/b&gt;" in html
     ids = re.findall(r'\bid="([^"]+)"', html)
     assert len(ids) == len(set(ids))
@@ -108,12 +109,14 @@ def test_chromium_renders_it_and_runs_no_payload(report: dict, tmp_path: Path) -
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Prompt construction: is a score bigger than formatting noise?" in out.stdout
     assert "data-pwned" not in re.search(r"<html[^>]*>", out.stdout).group(0)
+    assert_bidi_shown(out.stdout)
     assert MARK.split("(")[0] in html
 
 
 def test_pdf_keeps_the_section_on_its_pages(report: dict) -> None:
     need("pdftotext")
     all_pages = pages(report["pdf"])
+    assert_bidi_shown(" ".join(p.text for p in all_pages))
     text_all = " ".join(p.text for p in all_pages)
     assert "Prompt construction" in text_all and "Figure P1" in text_all
     for page in all_pages:

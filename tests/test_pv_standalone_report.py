@@ -22,7 +22,7 @@ from cuegap.ingest import ingest_path
 from cuegap.reports import build_pv_report, render_files, render_html
 from cuegap.schema import make_engine, upgrade
 from cuegap.simulate import simulate_pv
-from tests.test_report import EVIL_SYSTEM, _chromium, need
+from tests.test_report import EVIL_SYSTEM, _chromium, assert_bidi_shown, need
 from tests.test_report_pdf import pages
 
 FILES = ("bbq_bank.jsonl", "diffAware_sim.jsonl", "responses_bbq.jsonl", "responses_da.jsonl")
@@ -96,6 +96,7 @@ def test_summary_flip_counts_match_the_extremes_table(report: dict) -> None:
 def test_untrusted_names_are_text_and_chromium_runs_no_payload(report: dict, tmp_path) -> None:
     html = report["html"]
     assert EVIL_SYSTEM not in html and "&lt;img src=x onerror=" in html
+    assert_bidi_shown(html)  # the name's right-to-left override, neutralised
     ids = re.findall(r'\bid="([^"]+)"', html)
     assert len(ids) == len(set(ids))
     page = tmp_path / "pv.html"
@@ -104,11 +105,13 @@ def test_untrusted_names_are_text_and_chromium_runs_no_payload(report: dict, tmp
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Prompt-construction variance report" in out.stdout
     assert "data-pwned" not in re.search(r"<html[^>]*>", out.stdout).group(0)
+    assert_bidi_shown(out.stdout)
 
 
 def test_pdf_pages_keep_their_words_and_numbers(report: dict) -> None:
     need("pdftotext")
     all_pages = pages(report["pdf"])
+    assert_bidi_shown(" ".join(p.text for p in all_pages))
     text_all = " ".join(p.text for p in all_pages)
     assert "Prompt-construction variance report" in all_pages[0].text
     assert "Figure P1" in text_all and "Sign-off" in text_all

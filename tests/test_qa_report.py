@@ -19,7 +19,7 @@ from cuegap.audit.qa import DESCRIPTIONS, KIND, QASettings, qa_tables
 from cuegap.reports import content_hash, render_files, render_html
 from cuegap.reports._qa_report import build_qa_report
 from cuegap.schema import make_engine, upgrade
-from tests.test_report import EVIL_SYSTEM, MARK, _chromium, need
+from tests.test_report import EVIL_SYSTEM, MARK, _chromium, assert_bidi_shown, need
 from tests.test_report_pdf import pages
 
 N = 1000  # answers per cell: bootstrap SDs of about 0.01, so the verdicts are clear
@@ -125,6 +125,7 @@ def test_no_other_designs_wording(report: dict) -> None:
 def test_untrusted_system_name_is_text_everywhere(report: dict) -> None:
     html = report["html"]
     assert EVIL_SYSTEM not in html
+    assert_bidi_shown(html)  # the name's right-to-left override, neutralised
     assert "&lt;img src=x onerror=" in html
     ids = re.findall(r'\bid="([^"]+)"', html)
     assert len(ids) == len(set(ids))
@@ -145,11 +146,13 @@ def test_chromium_renders_it_and_runs_no_payload(report: dict, tmp_path: Path) -
     assert "Explicit vs implicit cue audit report" in out.stdout
     assert MARK.split("(")[0] in html  # the payload is in the page, as text
     assert "data-pwned" not in re.search(r"<html[^>]*>", out.stdout).group(0)
+    assert_bidi_shown(out.stdout)
 
 
 def test_pdf_pages_have_numbers_the_report_id_and_keep_text_on_the_page(report: dict) -> None:
     need("pdftotext")
     all_pages = pages(report["pdf"])
+    assert_bidi_shown(" ".join(p.text for p in all_pages))
     assert len(all_pages) >= 4
     report_id = report["rendered"].report_id
     assert "Verdicts" in all_pages[0].text and "implied-biased" in all_pages[0].joined

@@ -37,6 +37,7 @@ import pytest
 from sqlalchemy import delete, update
 from typer.testing import CliRunner
 
+from cuegap._terminal import BIDI_CONTROLS, show_bidi
 from cuegap.audit import AnalysisSettings, analyze, latest_analysis_id, save_analysis
 from cuegap.cli import app
 from cuegap.ingest import ingest_path
@@ -68,8 +69,21 @@ SCRIPT = f"<script>window.__pwned=1;{MARK}'script')</script>"
 IMG = f"<img src=x onerror=\"{MARK}'img')\">"
 SVG = f"<svg onload=\"{MARK}'svg')\"></svg>"
 REMOTE = '<img src="https://example.com/x.png"> <iframe src="file:///etc/passwd"></iframe>'
-EVIL_SYSTEM = f"<img src=x onerror=\"{MARK}'name')\">"
+# A right-to-left override in a name or a response would reorder the text after it
+# (issue 30 item 7): reports show every bidi control as its escape, e.g. \u202e.
+RLO = "\u202e"
+EVIL_SYSTEM = f"<img src=x onerror=\"{MARK}'name')\">{RLO}lmth.eman"
+BIDI_RESPONSE = f"bidi {RLO}fdp.exe \u2066isolated\u2069 \u200fmark\u061c"
 SYSTEMS = ("performative", "steady", EVIL_SYSTEM)
+
+
+def assert_bidi_shown(text: str, *, escapes: tuple[str, ...] = ("\\u202e",)) -> None:
+    """No bidirectional-text control in ``text`` (a report's HTML, its PDF's or browser's
+    text), and the ``escapes`` that replaced them are there."""
+    found = sorted({f"U+{ord(c):04X}" for c in text if c in BIDI_CONTROLS})
+    assert not found, found
+    for escape in escapes:
+        assert escape in text, escape
 
 
 def need(tool: str) -> str:
@@ -197,7 +211,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         json.dumps(
             {"system": "steady", "item_id": "no-such-item", "probe": "main", "response": SCRIPT}
         ),
-        SCRIPT + " " + REMOTE,  # not JSON at all
+        # not JSON at all; with a raw response that would reorder what follows it
+        f"{BIDI_RESPONSE} {SCRIPT} {REMOTE}",
     ]
     (root / "payloads.jsonl").write_text("\n".join(payload_lines) + "\n")
     db = root / "store.db"
@@ -376,8 +391,9 @@ def test_payloads_are_escaped_text_not_markup(rendered: dict) -> None:
     assert not [a for a in doc.attrs if a[1].startswith("on")]  # no event handlers at all
     assert not [a for a in doc.attrs if a[1] in ("src", "href")]  # nothing to fetch
     text = doc.body_text
-    for payload in (SCRIPT, IMG, SVG, EVIL_SYSTEM, 'src="https://example.com/x.png"'):
+    for payload in (SCRIPT, IMG, SVG, show_bidi(EVIL_SYSTEM), 'src="https://example.com/x.png"'):
         assert payload in text, payload  # shown, as text
+    assert_bidi_shown(html, escapes=("lmth.eman", "\\u202efdp.exe", "\\u2066isolated\\u2069"))
     assert "&lt;script&gt;window.__pwned=1" in html
     assert "file:///etc/passwd" in text
     assert "Content-Security-Policy" in html  # defence in depth (removed in the browser test)
@@ -648,6 +664,7 @@ def test_pdf_pages_text_and_page_images(rendered: dict, tmp_path: Path) -> None:
         rendered["data"].data_fingerprint[:20],
     ):
         assert needle in text, needle
+    assert_bidi_shown(text)
     subprocess.run(
         [pdftoppm, "-r", "40", "-png", "-f", "1", "-l", "4", str(pdf), str(tmp_path / "page")],
         check=True,
@@ -694,6 +711,7 @@ def test_chromium_runs_none_of_the_payloads_and_shows_them_as_text(
     assert "&lt;script&gt;window.__pwned=1" in dom  # rendered as text
     assert "&lt;img src=x onerror=" in dom
     assert not re.search(r"<(script|img|iframe)\b", dom)
+    assert_bidi_shown(dom)
     shot = tmp_path / "report.png"
     out = _chromium(f"--screenshot={shot}", "--window-size=1280,3000", page.as_uri())
     assert out.returncode == 0, out.stderr[-2000:]

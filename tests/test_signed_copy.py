@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from cuegap.reanalysis import publish_report
 from cuegap.reports import content_hash
 from cuegap.schema import Report, make_engine, upgrade
 from cuegap.simulate import simulate, synthetic_item_bank
+from tests.test_report import assert_bidi_shown, need
 
 runner = CliRunner()
 
@@ -99,7 +101,9 @@ def test_signed_copy_shows_what_was_reviewed_after_later_analysis_and_ingest(aud
     engine, tmp, published = audited
     html_path, html_id = published["html"]
     reviewed = html_path.read_text("utf-8")
-    sign_off(engine, html_id, reviewer="Ada <b>", decision="approve", comment="ok")
+    # a right-to-left override and an isolate in the reviewer and comment: shown as escapes
+    reviewer, comment = "Ada <b>\u202enimda", "ok \u2066dlrow\u2069 \u200f"
+    sign_off(engine, html_id, reviewer=reviewer, decision="approve", comment=comment)
     # Later work on the same store: new data, a new analysis under another policy.
     ingest_path(engine, tmp.parent / "data" / "later.jsonl")
     analyze(engine, AnalysisSettings(n_boot=30, policy=Policy(delta_pp=5.0)))
@@ -107,8 +111,13 @@ def test_signed_copy_shows_what_was_reviewed_after_later_analysis_and_ingest(aud
     copy = signed["html"][0].read_text("utf-8")
     assert content_hash(copy) == content_hash(reviewed)
     assert _body(copy) == _body(reviewed)  # byte for byte, apart from the sign-off block
-    assert "Ada &lt;b&gt;" in copy and 'id="signoffs"' in copy
+    assert "Ada &lt;b&gt;\\u202enimda" in copy and 'id="signoffs"' in copy
+    assert_bidi_shown(copy, escapes=("\\u202enimda", "ok \\u2066dlrow\\u2069 \\u200f"))
     assert signed["pdf"][0].read_bytes().startswith(b"%PDF")
+    pdf_text = subprocess.run(
+        [need("pdftotext"), str(signed["pdf"][0]), "-"], capture_output=True, text=True
+    ).stdout
+    assert_bidi_shown(pdf_text, escapes=("\\u202enimda",))
     # The reviewed file is untouched and still registered; the copy supersedes it.
     assert html_path.read_text("utf-8") == reviewed
     with engine.connect() as conn:

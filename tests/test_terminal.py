@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from cuegap._terminal import safe, visible
+from cuegap._terminal import BIDI_CONTROLS, safe, visible
 from cuegap.audit import save_analysis
 from cuegap.cli import app
 from cuegap.compliance import register_report
@@ -24,7 +24,7 @@ from cuegap.simulate import simulate, synthetic_item_bank
 
 ESC = "\x1b"
 CLOSE = "evil[/]"
-CONCEAL = "[conceal]hidden"
+CONCEAL = "[conceal]hidden\u202elivee"  # and a right-to-left override
 ANSI = f"red{ESC}[31mALERT{ESC}[0m"
 NAMES = (CLOSE, CONCEAL, ANSI)
 runner = CliRunner()
@@ -42,6 +42,7 @@ def assert_literal(output: str, *texts: str) -> None:
     for text in texts:
         assert visible(text) in output, (text, output)
     assert ESC not in output and "\r" not in output
+    assert not [c for c in output if c in BIDI_CONTROLS]  # shown as \u202e, never reordering
 
 
 def test_safe_shows_markup_and_control_characters_literally() -> None:

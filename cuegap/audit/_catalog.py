@@ -14,6 +14,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from cuegap._files import open_output, refuse_link
 from cuegap.audit._table_codec import table_from_json
 from cuegap.schema import Analysis, AnalysisTable
 
@@ -86,6 +87,24 @@ def latest_analysis_id(engine: Engine, kind: str | None = None) -> int | None:
     return None if found is None else int(found)
 
 
+def require_analysis(engine: Engine, analysis_id: int) -> None:
+    """Refuse an analysis id the store does not hold, naming it and the newest one.
+
+    Raises
+    ------
+    ValueError
+        When there is no analysis ``analysis_id``.
+    """
+    with engine.connect() as conn:
+        if conn.execute(select(Analysis.id).where(Analysis.id == analysis_id)).first():
+            return
+        newest = conn.execute(select(Analysis.id).order_by(Analysis.id.desc()).limit(1)).scalar()
+    held = f"the newest is {newest}" if newest is not None else "it has none"
+    raise ValueError(
+        f"no analysis {analysis_id} in the store ({held}; `cuegap analyses` lists them)"
+    )
+
+
 def list_tables(engine: Engine, analysis_id: int | None = None) -> pd.DataFrame:
     """Names, kinds, row counts and descriptions of the stored tables of an analysis.
 
@@ -94,6 +113,11 @@ def list_tables(engine: Engine, analysis_id: int | None = None) -> pd.DataFrame:
     analysis_id : int, optional
         Defaults to the newest table of each name and analysis kind over all analyses (a
         Bayesian analysis stores its own ``verdicts`` beside the frequentist one).
+
+    Raises
+    ------
+    ValueError
+        When there is no analysis ``analysis_id``.
     """
     stmt = select(
         AnalysisTable.analysis_id,
@@ -103,6 +127,7 @@ def list_tables(engine: Engine, analysis_id: int | None = None) -> pd.DataFrame:
         AnalysisTable.description,
     ).join(Analysis, Analysis.id == AnalysisTable.analysis_id)
     if analysis_id is not None:
+        require_analysis(engine, analysis_id)
         stmt = stmt.where(AnalysisTable.analysis_id == analysis_id)
     with engine.connect() as conn:
         df = pd.DataFrame(
@@ -132,7 +157,7 @@ def find_table(
     KeyError
         When no such table is stored; the message lists the stored ones.
     ValueError
-        For an unknown ``kind``.
+        For an unknown ``kind`` or ``analysis_id``.
     """
     if kind is not None and kind not in (known := analysis_kinds()):
         raise ValueError(f"kind must be one of {', '.join(known)}, but got {kind!r}")
@@ -142,6 +167,7 @@ def find_table(
         .where(AnalysisTable.name == name)
     )
     if analysis_id is not None:
+        require_analysis(engine, analysis_id)
         stmt = stmt.where(AnalysisTable.analysis_id == analysis_id)
     if kind is not None:
         stmt = stmt.where(Analysis.kind == kind)
@@ -188,7 +214,8 @@ def export_table(
     Raises
     ------
     ValueError
-        When the extension is neither ``.csv`` nor ``.parquet``.
+        When the extension is neither ``.csv`` nor ``.parquet``, or ``out`` is a symbolic
+        link (never written through).
     KeyError
         When the table does not exist.
     """
@@ -196,12 +223,14 @@ def export_table(
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".parquet"):
         raise ValueError(f"{out}: the output must end in .csv or .parquet, not {suffix!r}")
+    refuse_link(out)  # before the table is read: fail fast
     df = load_table(engine, name, analysis_id, kind)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".csv":
-        df.to_csv(out, index=False)
-    else:
-        df.to_parquet(out, index=False)
+    with open_output(out) as fh:
+        if suffix == ".csv":
+            fh.write(df.to_csv(index=False).encode("utf-8"))
+        else:
+            df.to_parquet(fh, index=False)
     return out
 
 

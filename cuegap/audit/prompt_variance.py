@@ -141,10 +141,23 @@ def pv_tables(
 def runs_of(by_cue: pd.DataFrame, *, factors: list[str], strategy: str) -> pd.DataFrame:
     """The runs seed 003 scores: one strategy's answers (a response without a strategy is
     ``zero-shot``) and, where items come under several cues, the explicit ones (seed 003
-    states every identity); one row per (system, category, factors, replicate)."""
+    states every identity); one row per (system, category, factors, replicate).
+
+    Raises
+    ------
+    ValueError
+        When the answers hold no ``strategy`` (a typo such as ``zero_shot``), listing the
+        strategies they hold.
+    """
     df = by_cue
     if "strategy" in df.columns and "strategy" not in factors:
-        df = df[df["strategy"].replace("", "zero-shot") == strategy].drop(columns="strategy")
+        given = df["strategy"].replace("", "zero-shot")
+        if not df.empty and not (given == strategy).any():
+            raise ValueError(
+                f"strategy {strategy!r} is not in the store: its QA answers were given under "
+                f"{', '.join(sorted(set(given)))}"
+            )
+        df = df[given == strategy].drop(columns="strategy")
     if "explicit" in set(df["cue"]):
         df = df[df["cue"] == "explicit"]
     elif df["cue"].nunique() > 1:

@@ -192,6 +192,23 @@ def _add_format_sensitivity(
         )
 
 
+def check_strategy(counts: pd.DataFrame, strategy: str) -> None:
+    """Refuse a strategy the store's QA answers were not given under (a typo such as
+    ``zero_shot`` would otherwise give an analysis whose every verdict is inconclusive).
+
+    Raises
+    ------
+    ValueError
+        Naming the strategy and listing those the store holds.
+    """
+    held = sorted(set(counts["strategy"]))
+    if strategy not in held:
+        raise ValueError(
+            f"strategy {strategy!r} is not in the store: its QA answers were given under "
+            f"{', '.join(held)}"
+        )
+
+
 def _system_fingerprints(counts: pd.DataFrame) -> dict[str, str]:
     return {
         str(s): _frame_digest(counts[counts["system"] == s]) for s in sorted(set(counts["system"]))
@@ -225,11 +242,12 @@ def analyze_qa(
     Raises
     ------
     ValueError
-        When the store holds no QA responses.
+        When the store holds no QA responses, or none of ``settings.strategy``.
     """
     settings = settings or QASettings()
     say = progress or (lambda _msg: None)
     counts, fingerprint, formats = _read_with_formats(engine, say)
+    check_strategy(counts, settings.strategy)
     stored = settings.to_dict()
     if not force and (found := _reuse(engine, KIND, fingerprint, stored, DESCRIPTIONS)):
         say("unchanged data and settings: reusing the stored QA analysis")
@@ -285,6 +303,7 @@ def analyze_qa_bayes(
     b = bayes or BayesSettings()
     say = progress or (lambda _msg: None)
     counts, fingerprint, formats = _read_with_formats(engine, say)
+    check_strategy(counts, settings.strategy)
     stored = {**settings.to_dict(), "bayes": b.to_dict(), "model_version": models.QA_MODEL_VERSION}
     if not force and (found := _reuse(engine, BAYES_KIND, fingerprint, stored, BAYES_DESCRIPTIONS)):
         say("unchanged data and settings: reusing the stored QA Bayesian fit")

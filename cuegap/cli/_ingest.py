@@ -92,10 +92,15 @@ def ingest(
             raise _fail(f"{path}: no such file or directory")
     if mapping is not None and not mapping.exists():
         raise _fail(f"{mapping}: no such mapping file")
+    expanded = [(given, *expand_path(given, format=format)) for given in paths]
+    for given, files, skipped in expanded:
+        if not files:  # an empty folder, or only files no reader recognises
+            what = f"a reader of format {format}" if format else "a reader"
+            others = f" ({len(skipped)} other file(s) skipped)" if skipped else ""
+            raise _fail(f"{given}: no file {what} recognises in this folder{others}")
     engine = _engine(create=True)
     nothing_stored: list[IngestSummary] = []
-    for given in paths:
-        files, skipped = expand_path(given, format=format)
+    for _given, files, skipped in expanded:
         for path in skipped:
             console.print(f"skipped {safe(path)}: no reader recognises it", highlight=False)
         for path in files:

@@ -104,7 +104,7 @@ def _print_status(engine) -> None:
         if shown.is_relative_to(Path.cwd()):
             shown = shown.relative_to(Path.cwd())
         console.print(
-            f"[yellow]unfinished ingest[/] of {shown} (started {started}, "
+            f"[yellow]unfinished ingest[/] of {safe(shown)} (started {started}, "
             f"{r.lines_read:,} records committed): if it is not running, run `cuegap ingest` "
             "on the file again to finish it (stored lines count as duplicates)",
             highlight=False,

@@ -19,12 +19,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cuegap._files import LinkRefused, create_new, remove_files
 from cuegap.compliance._registry import ComplianceError
 
 _BINDING = re.compile(rb"^cuegap-reviewer: (\"(?:[^\"\\\r\n]|\\.)*\")\r?\n", re.MULTILINE)
@@ -104,13 +104,13 @@ def generate_key(private_path: Path | str, *, reviewer: str) -> tuple[Path, Path
     pub = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
-    written = []
+    written: list[Path] = []
     try:
         for path, data, mode in ((priv_path, line + priv, 0o600), (pub_path, line + pub, 0o644)):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            written.append(path)
+            written.append(create_new(path, data, mode))
+    except LinkRefused as exc:
+        remove_files(written)
+        raise ComplianceError(str(exc)) from None
     except FileExistsError as exc:
         for p in written:
             p.unlink()

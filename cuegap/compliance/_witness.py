@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
+from cuegap._files import append_output
 from cuegap.compliance._registry import ComplianceError
 from cuegap.compliance._verify_ledger import Verification
 from cuegap.schema import ledger
@@ -61,11 +62,10 @@ def write_witness(engine: Engine, path: Path | str) -> ledger.Entry:
         sort_keys=True,
     )
     path = Path(path)
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise ComplianceError(f"{path}: not a regular file")
     try:
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        append_output(path, (line + "\n").encode("utf-8"))
+    except ValueError as exc:  # a link, a folder, a pipe
+        raise ComplianceError(str(exc)) from None
     except OSError as exc:
         raise ComplianceError(f"{path}: cannot write the witness file: {exc.strerror}") from None
     return top

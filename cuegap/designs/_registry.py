@@ -114,9 +114,10 @@ def refuse_options(design: Design, given: frozenset[str], *, command: str) -> No
             if opt in pool:
                 owners.setdefault(opt, []).append(d.name)
     opt = wrong[0]
-    who = owners.get(opt, [])
-    flags = ", ".join("--" + o.replace("_", "-") for o in wrong)
+    labels = [get(name).label or name for name in owners.get(opt, [])]
+    flags = " and ".join("--" + o.replace("_", "-") for o in wrong)
     verb = "applies" if len(wrong) == 1 else "apply"
-    to = " or ".join(who) if who else "no design"
-    only = " only" if who else ""
-    raise ValueError(f"{flags} {verb} to the {to} design{'s' if len(who) > 1 else ''}{only}")
+    if not labels:
+        raise ValueError(f"{flags} {verb} to no registered design")
+    plural = "s" if len(labels) > 1 else ""
+    raise ValueError(f"{flags} {verb} to the {' and '.join(labels)} design{plural} only")

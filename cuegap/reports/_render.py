@@ -21,6 +21,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from cuegap._files import write_new_files
+from cuegap._terminal import show_bidi
 from cuegap.reports._build import ReportData
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher
@@ -39,10 +40,19 @@ _MARKED = re.compile(
 )
 
 
+def _finalize(value: Any) -> Any:
+    """Every printed value's bidirectional-text controls made visible (``\\u202e``): a
+    system name, a response, a comment or a figure's labels (the SVG arrives as Markup)
+    cannot then reorder the text around it, in the HTML or the PDF."""
+    return show_bidi(value) if isinstance(value, str) else value
+
+
 def environment() -> Environment:
-    """The Jinja2 environment of the report templates, autoescaping everything."""
+    """The Jinja2 environment of the report templates, autoescaping everything and
+    neutralising bidirectional-text controls in every printed value (:func:`_finalize`)."""
     env = Environment(
         loader=FileSystemLoader(TEMPLATES_DIR),
+        finalize=_finalize,
         autoescape=select_autoescape(
             enabled_extensions=("html", "htm", "xml", "j2", "svg"),
             default_for_string=True,

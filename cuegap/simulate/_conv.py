@@ -33,6 +33,7 @@ import orjson
 import pandas as pd
 import yaml
 
+from cuegap._files import make_dir, refuse_link, write_output
 from cuegap.models import conv_transition_counts, simulate_conv_counts, simulate_conv_opinions
 from cuegap.models._conv_frame import CELL
 from cuegap.models._conv_sim import DEMOGRAPHICS, PERSONAS, conv_design
@@ -225,6 +226,8 @@ def simulate_conv(
     if not 0 <= fail_rate < 1:
         raise ValueError(f"fail_rate must be in [0, 1), but got {fail_rate!r}")
     out = Path(out_dir)
+    for name in ("experiment", "bookkeeping", "truth.csv", "counts.csv"):
+        refuse_link(out / name)  # before anything is written
     plan = PAPER if scale == "paper" else SMALL
     if questions is not None:
         if questions < 1:
@@ -263,10 +266,8 @@ def simulate_conv(
         sub = f"{PREFIX[bench]}_{cat}_sampled"
         short = system.split("/")[-1]
         name = f"{STAMP}_{short}_2agent_var-and-vanilla_v2025-12-10"
-        tdir = out / "experiment" / sub / name / "transcript"
-        sdir = out / "bookkeeping" / "config_snapshot" / sub
-        tdir.mkdir(parents=True, exist_ok=True)
-        sdir.mkdir(parents=True, exist_ok=True)
+        tdir = make_dir(out, Path("experiment", sub, name, "transcript"))
+        make_dir(out, Path("bookkeeping", "config_snapshot", sub))
         block = block.reset_index(drop=True)
         ops, convs = simulate_conv_opinions(block, conversations=q, seed=seed * 100_003 + b)
         # columns (round, role), roles in name order: (r, baseline), (r, identity)
@@ -278,7 +279,7 @@ def simulate_conv(
         for k, row in block.iterrows():
             rel = f"bookkeeping/config_snapshot/{sub}/{name}_{k:03d}.yaml"
             cfg = snapshot(system, name, sub, bench, row)
-            (out / rel).write_text(yaml.dump(cfg, Dumper=_DUMPER))
+            write_output(out / rel, yaml.dump(cfg, Dumper=_DUMPER))
             snaps.append(rel)
         for i in range(len(convs)):
             cell, qn = divmod(i, q)
@@ -287,7 +288,7 @@ def simulate_conv(
             status = "failed" if fails[i] else "succeeded"
             doc = transcript(tid, name, sub, snaps[cell], f"{sub.removesuffix('_sampled')}_{qn}",
                              rounds[:1] if fails[i] else rounds, status)  # fmt: skip
-            (tdir / f"{tid}.json").write_bytes(orjson.dumps(doc))
+            write_output(tdir / f"{tid}.json", orjson.dumps(doc))
         done += len(convs)
         failed += int(fails.sum())
         keep = ops[~ops["conversation"].isin(np.flatnonzero(fails))]
@@ -296,8 +297,8 @@ def simulate_conv(
             progress(done, total)
     truth = truth[truth["system"].isin(wanted)]
     out.mkdir(parents=True, exist_ok=True)
-    truth.to_csv(out / "truth.csv", index=False)
+    write_output(out / "truth.csv", truth.to_csv(index=False))
     got = pd.concat(counts, ignore_index=True).sort_values(list(CELL), ignore_index=True)
-    got.to_csv(out / "counts.csv", index=False)
+    write_output(out / "counts.csv", got.to_csv(index=False))
     truth_path, counts_path = out / "truth.csv", out / "counts.csv"
     return ConvSimulationResult(out, len(wanted), done, failed, truth_path, counts_path)

@@ -40,6 +40,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from cuegap._files import open_output, refuse_link, write_output
 from cuegap.models import simulate_pv_counts
 
 BBQ_CATEGORIES = (
@@ -72,6 +73,15 @@ FORMATS = (
     "roman_dot",
     "roman_paren",
     "none",
+)
+#: Every file the design writes into its folder.
+PV_FILES = (
+    "bbq_bank.jsonl",
+    "diffAware_sim.jsonl",
+    "responses_bbq.jsonl",
+    "responses_da.jsonl",
+    "truth.csv",
+    "truth.json",
 )
 ORDERS = ("answer_first", "rationale_first")
 
@@ -207,6 +217,8 @@ def simulate_pv(
         raise ValueError(f"systems should be at least 1 but got {n_sys}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    for name in PV_FILES:  # before anything is written
+        refuse_link(out / name)
     names = [f"sim-system-{i + 1:02d}" for i in range(n_sys)]
     factors = {"choice_format": FORMATS[:n_fmt], "field_order": ORDERS}
     cats, subs = list(BBQ_CATEGORIES[:n_cat]), list(DA_SUBSETS[:n_sub])
@@ -237,9 +249,9 @@ def simulate_pv(
         "description": "Simulated BBQ-style items (cuegap simulate --design prompt-variance)",
     }
     bank = out / "bbq_bank.jsonl"
-    bank.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in [header, *bank_items]))
+    write_output(bank, b"".join(orjson.dumps(o) + b"\n" for o in [header, *bank_items]))
     da_path = out / "diffAware_sim.jsonl"
-    da_path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in _da_questions(subs, n_da)))
+    write_output(da_path, b"".join(orjson.dumps(o) + b"\n" for o in _da_questions(subs, n_da)))
     rng = np.random.default_rng([seed, 15])
     written = 0
     half_b, half_d = n_q // 2, n_da // 2
@@ -252,7 +264,7 @@ def simulate_pv(
         return [np.where(neg, "A", "B"), np.where(neg, "B", "A"), np.full(len(neg), "C")]
 
     paths = [out / "responses_bbq.jsonl", out / "responses_da.jsonl"]
-    with paths[0].open("wb") as fb, paths[1].open("wb") as fd:
+    with open_output(paths[0]) as fb, open_output(paths[1]) as fd:
         fb.write(orjson.dumps({"format": "bbq-results", "item_bank": "pv-sim-bbq"}) + b"\n")
         fd.write(orjson.dumps({"format": "bbq-results", "item_bank": da_path.stem}) + b"\n")
         for r in bbq.counts.itertuples(index=False):
@@ -301,7 +313,7 @@ def simulate_pv(
     )
     if cue_gap:
         truth = truth.rename(columns={"condition": "cue"})
-    truth.to_csv(out / "truth.csv", index=False)
+    write_output(out / "truth.csv", truth.to_csv(index=False))
     info = {
         "design": "prompt-variance",
         "scale": scale,
@@ -322,5 +334,5 @@ def simulate_pv(
         "truth_csv": "truth.csv",
     }
     truth_path = out / "truth.json"
-    truth_path.write_text(json.dumps(info, indent=2) + "\n")
+    write_output(truth_path, json.dumps(info, indent=2) + "\n")
     return PVSimulationResult(out, [bank, da_path], paths, truth_path, written, n_sys)

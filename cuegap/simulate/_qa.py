@@ -42,6 +42,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from cuegap._files import open_output, refuse_link, write_output
+
 from ._qa_bank import CUES, DIMENSIONS, qa_item_bank, stereotype_consistent_role
 
 STRATEGIES = {"zero-shot": 1.0, "safety": 0.40, "few-shot": 0.16, "cot": 0.43}
@@ -198,16 +200,18 @@ def simulate_qa(
     if n_sys < 1 or n_tpl < 2:
         raise ValueError("need at least 1 system and 2 templates per dimension")
     out_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("qa_itembank.jsonl", "qa_results.jsonl", "truth.json"):
+        refuse_link(out_dir / name)  # before anything is written
     items = qa_item_bank(n_tpl, seed)
     bank_path, resp_path = out_dir / "qa_itembank.jsonl", out_dir / "qa_results.jsonl"
-    with bank_path.open("wb") as fh:
+    with open_output(bank_path) as fh:
         fh.writelines(orjson.dumps(it) + b"\n" for it in items)
     groups: dict[tuple[str, str, str], list[dict]] = {}
     for it in items:
         groups.setdefault((it["cue"], it["context_condition"], it["dimension"]), []).append(it)
     truth: dict = {"model": __doc__.split("Planting model", 1)[1].strip(), "systems": {}}
     n_resp = 0
-    with resp_path.open("wb") as fh:
+    with open_output(resp_path) as fh:
         for s in range(n_sys):
             name = f"sim-qa-system-{s + 1:02d}"
             cells = _system_cells(s, seed)
@@ -233,7 +237,7 @@ def simulate_qa(
             if progress is not None:
                 progress(s + 1, n_sys)
     truth_path = out_dir / "truth.json"
-    truth_path.write_text(json.dumps(truth, indent=1))
+    write_output(truth_path, json.dumps(truth, indent=1))
     return QASimulationResult(out_dir, bank_path, resp_path, truth_path, len(items), n_resp, n_sys)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import orjson
 
 import cuegap
+from cuegap._files import open_output, refuse_link, write_output
 
 from . import _text as tx
 from ._design import COND_KEYS, Design
@@ -234,6 +235,8 @@ def simulate(
         raise ValueError("systems must be >= 1")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("itembank.json", "responses.jsonl", "truth.json"):
+        refuse_link(out_dir / name)  # before anything is written
     bank = _resolve_bank(item_bank, seed, named)
     design = Design.from_bank(bank)
     solutions, domains = _solutions(design.probe_items)
@@ -243,7 +246,7 @@ def simulate(
     shifts = variant_shifts(systems, len(variants), format_effect_pp, format_driven)
 
     itembank_path = out_dir / "itembank.json"
-    itembank_path.write_bytes(orjson.dumps(bank))
+    write_output(itembank_path, orjson.dumps(bank))
     header = {
         "format": "cuegap-responses",
         "version": 1,
@@ -265,7 +268,7 @@ def simulate(
     n_responses = 0
     records: dict[str, list] = {k: [] for k in ("rates", "pooled", "could_be", "realised")}
     systems_out, neutral_out = [], []
-    with open(responses_path, "wb") as fh:
+    with open_output(responses_path) as fh:
         fh.write(orjson.dumps(header) + b"\n")
         for p in params:
             decisions = neutral_decisions(p, design.benefit, seed)
@@ -330,7 +333,7 @@ def simulate(
     }
     truth.update(variants_truth([p.name for p in params], variants, shifts))
     truth_path = out_dir / "truth.json"
-    truth_path.write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
+    write_output(truth_path, orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
     return SimulationResult(
         out_dir=out_dir,
         itembank_path=itembank_path,

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest._concurrent import nothing_new_note, retry_batch
 from cuegap.ingest._digest import ResponseDigest
-from cuegap.ingest._records import Rejected, ResponseRecord, RunInfo
+from cuegap.ingest._records import Rejected, ResponseRecord, RunInfo, clip
 from cuegap.ingest._sql import (
     _PLAIN_CODEC,
     _SECONDARY,
@@ -293,6 +293,7 @@ class _IngestPass:
         self, out: list[dict[str, Any]], line: int, raw: str, reason: str, fld: str | None
     ) -> None:
         self.summary.quarantined += 1
+        reason = clip(reason)  # one bounded line, however large the field it quotes
         if len(self.summary.problems) < 20:
             self.summary.problems.append((line, reason))
         out.append(

@@ -12,14 +12,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
-from cuegap.ingest._records import MAX_TEXT, Rejected, clip
+from cuegap.ingest._records import MAX_TEXT, IngestError, Rejected, clip
 
 MAX_DEPTH = 100
 """Deepest nesting of a record's JSON value that readers accept (objects and arrays)."""
-__all__ = ["MAX_DEPTH", "MAX_TEXT", "clip", "depth_problem", "depth_rejected", "guard_record"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_TEXT",
+    "clip",
+    "depth_problem",
+    "depth_rejected",
+    "guard_all",
+    "guard_record",
+    "refuse_foreign",
+]
 _UNEXPECTED = (
     TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError, RecursionError
 )  # fmt: skip
@@ -64,26 +75,31 @@ def depth_rejected(obj: Any, line: int, raw: str, what: str = "line") -> Rejecte
 
 
 def guard_record(
-    build: Callable[[], Any], line: int, raw: str, *, what: str = "line", field: str | None = None
+    line: int,
+    raw: str,
+    build: Callable[..., Any],
+    *args: Any,
+    what: str = "line",
+    field: str | None = None,
 ) -> Any:
-    """``build()``, or a :class:`Rejected` naming the line when a value of an unexpected
+    """``build(*args)``, or a :class:`Rejected` naming the line when a value of an unexpected
     type or size makes it fail.
 
     Parameters
     ----------
-    build : callable
-        Maps one record (a closure over it).
     line : int
         The record's line (or member, or sample) number.
     raw : str
         Its text, kept with the quarantine row.
+    build : callable
+        Maps one record, called with ``args``.
     what : str
         What a record is called in the reason (``line``, ``sample``, ``transcript``).
     field : str, optional
         The field to name when the failure does not say.
     """
     try:
-        return build()
+        return build(*args)
     except _UNEXPECTED as exc:
         detail = clip(str(exc), 120) if not isinstance(exc, RecursionError) else "nested"
         return Rejected(
@@ -92,3 +108,42 @@ def guard_record(
             f"{what} {line}: a value of an unexpected type or size ({detail})",
             field,
         )
+
+
+def guard_all(
+    line: int, raw: str, build: Callable[..., Iterable[Any]], *args: Any, what: str = "line"
+) -> list[Any]:
+    """The records ``build(*args)`` gives for one input record (a list), or one
+    :class:`Rejected` as :func:`guard_record` when it fails part-way: none of its records
+    is kept then, so a record is stored whole or quarantined."""
+    out = guard_record(line, raw, lambda: list(build(*args)), what=what)
+    return [out] if isinstance(out, Rejected) else out
+
+
+FOREIGN_PEEK = 20
+"""Records a forced format's reader must fail in a row, from the start, for the file to be
+refused as another format (see :func:`refuse_foreign`)."""
+
+
+def refuse_foreign(records: Iterator[Any], reader: Any, path: Path) -> Iterator[Any]:
+    """``records`` unchanged, unless the format was forced onto a file of another format.
+
+    The first :data:`FOREIGN_PEEK` records are read ahead: when every one of them was
+    refused by the reader itself (a :class:`Rejected`) and the reader's ``detect`` does not
+    recognise the file, the file is refused in one line before anything is written, rather
+    than quarantining each of its lines.
+
+    Raises
+    ------
+    IngestError
+        Naming the file, the format and the first refusal.
+    """
+    ahead = list(itertools.islice(records, FOREIGN_PEEK))
+    if ahead and all(isinstance(r, Rejected) for r in ahead) and not reader.detect(path):
+        first = ahead[0]
+        raise IngestError(
+            f"{path}: does not look like format {reader.name!r}: its first {len(ahead)} "
+            f"records all fail that reader's checks (line {first.line}: {first.reason}); "
+            "nothing was written"
+        )
+    return itertools.chain(ahead, records)

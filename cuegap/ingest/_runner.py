@@ -16,7 +16,7 @@ from typing import Any
 import ijson
 import orjson
 
-from cuegap.ingest._guard import depth_rejected
+from cuegap.ingest._guard import depth_rejected, guard_record
 from cuegap.ingest._records import REST_OF_FILE, IngestError, Record, Rejected, ResponseRecord
 from cuegap.ingest._validate import INVALID_MARK
 from cuegap.ingest.mapping import Mapping
@@ -302,7 +302,7 @@ def each_object(
         if deep is not None:
             yield deep
             continue
-        yield build(line, obj)
+        yield guard_record(line, "", build, line, obj, what=what)
 
 
 def guarded(records: Iterator[Record], path: Path) -> Iterator[Record]:

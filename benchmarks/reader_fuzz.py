@@ -52,7 +52,7 @@ MAX_MESSAGE = 1_000
 _PY_ERROR = re.compile(r"\b(?:[A-Z][a-z]+)+Error\b|Traceback|\bmaximum recursion\b")
 DEEP = "\x00DEEP\x00"
 UNITS = 40  # records per mutated response file (the fixture's repeated)
-BANKS = {"cuegap-itembank", "bbq", "diffaware", "cuegap-qa-itembank"}
+BANKS = {"itembank", "bbq", "diffaware", "cuegap-qa-itembank"}
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,8 @@ class Case:
 
 
 CASES = [
-    Case("cuegap-itembank", ".", "tiny_bank.json", unit="document"),
-    Case("cuegap-responses", ".", "tiny_responses.jsonl", ("tiny_bank.json",), header=True),
+    Case("itembank", ".", "tiny_bank.json", unit="document"),
+    Case("generic", ".", "tiny_responses.jsonl", ("tiny_bank.json",), header=True),
     Case("mac-fairness-conversation", "conv/ws", "bulk/again.jsonl"),
     Case("mac-fairness-transcript", "mac", "bulk/transcripts.jsonl", ("pv/da_bank.jsonl",)),
     Case("inspect-bbq", "runners/inspect_bbq", "bbq_mini.eval", ("qa/bbq_mini.jsonl",), "member"),
@@ -271,11 +271,18 @@ def check_variant(engine: Any, case: Case, path: Path, n: int) -> list[str]:
     return bad
 
 
-def run(url_for: Callable[[str], str], variants: int, seed: int, huge: int) -> dict[str, Any]:
-    """Every case, ``variants`` mutated files each: {reader: (files, findings list)}."""
+def run(
+    url_for: Callable[[str], str],
+    variants: int,
+    seed: int,
+    huge: int,
+    cases: list[Case] | None = None,
+) -> dict[str, Any]:
+    """Every case (or ``cases``), ``variants`` mutated files each: {reader: (files,
+    findings list)}."""
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for case in CASES:
+        for case in CASES if cases is None else cases:
             findings: list[str] = []
             engine = make_engine(url_for(case.reader))
             upgrade(engine)

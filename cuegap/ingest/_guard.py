@@ -128,10 +128,12 @@ refused as another format (see :func:`refuse_foreign`)."""
 def refuse_foreign(records: Iterator[Any], reader: Any, path: Path) -> Iterator[Any]:
     """``records`` unchanged, unless the format was forced onto a file of another format.
 
-    The first :data:`FOREIGN_PEEK` records are read ahead: when every one of them was
+    The first :data:`FOREIGN_PEEK` records are read ahead: when there are that many and
+    every one of them was
     refused by the reader itself (a :class:`Rejected`) and the reader's ``detect`` does not
     recognise the file, the file is refused in one line before anything is written, rather
-    than quarantining each of its lines.
+    than quarantining each of its lines. A shorter file is read as usual (at most
+    ``FOREIGN_PEEK - 1`` quarantine rows).
 
     Raises
     ------
@@ -139,7 +141,8 @@ def refuse_foreign(records: Iterator[Any], reader: Any, path: Path) -> Iterator[
         Naming the file, the format and the first refusal.
     """
     ahead = list(itertools.islice(records, FOREIGN_PEEK))
-    if ahead and all(isinstance(r, Rejected) for r in ahead) and not reader.detect(path):
+    foreign = len(ahead) == FOREIGN_PEEK and all(isinstance(r, Rejected) for r in ahead)
+    if foreign and not reader.detect(path):
         first = ahead[0]
         raise IngestError(
             f"{path}: does not look like format {reader.name!r}: its first {len(ahead)} "

@@ -395,9 +395,9 @@ def first_json_lines(path: Path, n: int = 5, *, lenient: bool = False) -> Iterat
     try:
         with path.open("rb") as fh:
             for i, raw in enumerate(fh):
-                seen += len(raw)
-                if i >= DETECT_LINES or seen > DETECT_BYTES:
+                if i >= DETECT_LINES or seen > DETECT_BYTES:  # damaged lines passed over
                     return
+                seen += len(raw)
                 raw = raw.removeprefix(BOM) if i == 0 else raw
                 if not raw.strip():
                     continue

@@ -166,6 +166,8 @@ def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str:
     for r, rnd in enumerate(rounds):
         if not isinstance(rnd, dict) or rnd.get("round_id") != r:
             return f"conversation_rounds[{r}] is not round {r}"
+        if not isinstance(rnd.get("messages") or [], list):
+            return f"conversation_rounds[{r}].messages is not a list"
         msgs = [m for m in rnd.get("messages") or [] if isinstance(m, dict)]
         for agent, role in _ROLES.items():
             mine = [m for m in msgs if m.get("agent_id") == agent]

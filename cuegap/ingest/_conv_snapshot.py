@@ -192,11 +192,14 @@ class ConvSnapshots:
         rel = re.sub(r"^\$\{?\w+\}?/", "", name)
         roots = [folder.resolve(), *folder.resolve().parents]
         tries = [Path(rel)] if Path(rel).is_absolute() else [r / rel for r in roots]
-        found = next((p for p in tries if p.is_file()), None)
+        try:
+            found = next((p for p in tries if p.is_file()), None)
+        except OSError as exc:  # a name too long for the file system, say
+            return f"config snapshot {name[:200]!r} cannot be looked up: {exc.strerror}"
         if found is None:
             return f"config snapshot {name!r} not found in any folder above the transcript"
         try:
             cfg = yaml.load(found.read_text(encoding="utf-8"), Loader=_LOADER)
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
             return f"config snapshot {str(found)!r} is not YAML: {str(exc).splitlines()[0]}"
         return conv_settings(cfg, str(found))

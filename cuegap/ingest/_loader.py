@@ -99,6 +99,7 @@ def ingest_path(
     elif reader.design == "conversation":  # two-agent transcripts (cuegap.ingest._conv_loader)
         from cuegap.ingest._conv_loader import ConversationLoader as loader_cls
     loader = loader_cls(engine, path, reader, batch_size)
+    loader.forced = format is not None
     if mapping is not None:  # recorded with the ingest pass, for provenance
         text_ = Path(mapping).read_bytes()
         loader.mapping = {

@@ -16,7 +16,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest._concurrent import nothing_new_note, retry_batch
 from cuegap.ingest._digest import ResponseDigest
-from cuegap.ingest._records import Rejected, ResponseRecord, RunInfo
+from cuegap.ingest._guard import refuse_foreign
+from cuegap.ingest._records import Rejected, ResponseRecord, RunInfo, clip
 from cuegap.ingest._sql import (
     _PLAIN_CODEC,
     _SECONDARY,
@@ -73,6 +74,7 @@ class _IngestPass:
         self.codec = _SQLITE_CODEC if engine.dialect.name == "sqlite" else _PLAIN_CODEC
         self.summary = IngestSummary(str(path), reader.name, "responses")
         self.mapping: dict[str, str] | None = None
+        self.forced = False  # the format was named, not detected (see refuse_foreign)
         # Stored resolved (the same file from another working directory is the same file).
         self.source = storable(str(path.resolve()))
         self.open_quarantine = False  # the file has unresolved quarantined lines
@@ -86,6 +88,8 @@ class _IngestPass:
     def run(self, progress: Progress | None) -> IngestSummary:
         sha = file_sha256(self.path)
         stream = self.reader.read(self.path)
+        if self.forced:  # a forced format on a file of another: refused before any write
+            stream.records = refuse_foreign(stream.records, self.reader, self.path)
         self.sha = sha
         self.info: RunInfo = stream.run
         self._open_run(sha)
@@ -293,6 +297,7 @@ class _IngestPass:
         self, out: list[dict[str, Any]], line: int, raw: str, reason: str, fld: str | None
     ) -> None:
         self.summary.quarantined += 1
+        reason = clip(reason)  # one bounded line, however large the field it quotes
         if len(self.summary.problems) < 20:
             self.summary.problems.append((line, reason))
         out.append(

@@ -177,6 +177,25 @@ def _gold_problem(rec: QARecord, item: _QAItemInfo) -> str | None:
 
 def _check(rec: QARecord) -> tuple[str, str] | None:
     """Whether a record's values fit the store on every backend (see _validate)."""
+    for name in ("system", "response", *_LIMITS):
+        value = getattr(rec, name)
+        if value is None and name != "response" and name != "system":
+            continue
+        if not isinstance(value, str):
+            return name, f"field {name!r} must be a string, not {type(value).__name__}"
+    gold = rec.gold
+    if gold is not None and (isinstance(gold, bool) or not isinstance(gold, int | str)):
+        return "label", f"field 'label' must be an option index or letter, not {gold!r:.40}"
+    index = rec.predicted_index
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+        return "predicted_index", "field 'predicted_index' must be an integer"
+    if rec.predicted_label is not None and not isinstance(rec.predicted_label, str):
+        return "predicted_label", "field 'predicted_label' must be a string"
+    if isinstance(rec.repeat, bool) or not isinstance(rec.repeat, int) or rec.repeat < 0:
+        return "repeat", "field 'repeat' must be a non-negative integer"
+    for name, value in rec.factors.items():
+        if not isinstance(name, str) or not isinstance(value, str) or not value.strip():
+            return "factors", f"factor {str(name)[:60]!r} must be a non-empty string"
     for name, limit in _LIMITS.items():
         value = getattr(rec, name)
         if value is None:

@@ -10,13 +10,40 @@ PROBES = ("main", "could_be", "what_if")
 # The ``field`` of a :class:`Rejected` that stands for the unreadable rest of a file (a JSON
 # error before its end): the loader reports the file as incomplete.
 REST_OF_FILE = "(rest of file)"
+MAX_TEXT = 500
+"""Longest quarantine reason or error line kept, before the length note."""
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis and its length.
+
+    Parameters
+    ----------
+    text : str
+        A reason or message, possibly quoting a huge field.
+    limit : int
+        Characters kept before the note.
+
+    Returns
+    -------
+    str
+        E.g. ``"field 'x': 'xxxx… (10,000,012 characters in all)"``.
+    """
+    one = " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    if len(one) <= limit:
+        return one
+    return f"{one[:limit]}… ({len(one):,} characters in all)"
 
 
 class IngestError(Exception):
     """A whole file cannot be read (unknown format, bad version, invalid item bank).
 
     Line-level problems never raise: the line is quarantined with its reason instead.
+    The message is kept to one line of at most :data:`MAX_TEXT` characters (:func:`clip`).
     """
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(clip(str(message)))
 
 
 @dataclass(slots=True)

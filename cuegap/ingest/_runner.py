@@ -16,6 +16,7 @@ from typing import Any
 import ijson
 import orjson
 
+from cuegap.ingest._guard import depth_rejected, guard_record
 from cuegap.ingest._records import REST_OF_FILE, IngestError, Record, Rejected, ResponseRecord
 from cuegap.ingest._validate import INVALID_MARK
 from cuegap.ingest.mapping import Mapping
@@ -295,9 +296,13 @@ def each_object(
             yield obj.rejected(line, what)
             return
         if not isinstance(obj, dict):
-            yield Rejected(line, compact(obj), f"{what} is not a JSON object")
+            yield Rejected(line, compact(obj)[:10_000], f"{what} is not a JSON object")
             continue
-        yield build(line, obj)
+        deep = depth_rejected(obj, line, "", what)
+        if deep is not None:
+            yield deep
+            continue
+        yield guard_record(line, "", build, line, obj, what=what)
 
 
 def guarded(records: Iterator[Record], path: Path) -> Iterator[Record]:
@@ -306,6 +311,8 @@ def guarded(records: Iterator[Record], path: Path) -> Iterator[Record]:
         yield from records
     except (IngestError, KeyboardInterrupt):
         raise
+    except RecursionError as exc:
+        raise IngestError(f"{path}: cannot read: a value is nested too deeply") from exc
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise IngestError(f"{path}: cannot read: {type(exc).__name__}: {exc}") from exc
 
@@ -325,7 +332,7 @@ def loads_lenient(raw: bytes | str) -> Any:
     except orjson.JSONDecodeError:
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than the stack allows
             pass
         raise
 
@@ -352,7 +359,17 @@ def json_lines(
                 reason = f"truncated line at end of file (incomplete JSON): {exc}"
             yield Rejected(line_no, text, reason)
             continue
+        deep = depth_rejected(obj, line_no, text)
+        if deep is not None:
+            yield deep
+            continue
         yield line_no, text, obj
+
+
+DETECT_LINES = 1_000
+"""Lines format detection reads at most, looking for parsable records."""
+DETECT_BYTES = 8 << 20
+"""Bytes format detection reads at most."""
 
 
 def head(path: Path, n: int = 4096) -> bytes:
@@ -366,23 +383,32 @@ def head(path: Path, n: int = 4096) -> bytes:
 
 
 def first_json_lines(path: Path, n: int = 5, *, lenient: bool = False) -> Iterator[Any]:
-    """The first ``n`` non-blank lines of a file that parse as JSON (a byte-order mark
-    dropped), for format detection that one damaged line does not defeat. ``lenient``
-    also reads bare ``NaN`` / ``Infinity`` (:func:`loads_lenient`)."""
+    """The first ``n`` lines of a file that parse as JSON (a byte-order mark dropped), for
+    format detection. Blank, undecodable and unparsable lines are passed over, up to
+    :data:`DETECT_LINES` lines or :data:`DETECT_BYTES` bytes, so that a damaged start does
+    not hide a recognisable file. ``lenient`` also reads bare ``NaN`` / ``Infinity``
+    (:func:`loads_lenient`)."""
     loads = loads_lenient if lenient else orjson.loads
+    if n <= 0:
+        return
+    seen = 0
     try:
         with path.open("rb") as fh:
             for i, raw in enumerate(fh):
-                if i >= 4 * n or n <= 0:
+                if i >= DETECT_LINES or seen > DETECT_BYTES:  # damaged lines passed over
                     return
+                seen += len(raw)
                 raw = raw.removeprefix(BOM) if i == 0 else raw
                 if not raw.strip():
                     continue
-                n -= 1
                 try:
-                    yield loads(raw)
-                except orjson.JSONDecodeError:
+                    obj = loads(raw)
+                except (orjson.JSONDecodeError, RecursionError):
                     continue
+                yield obj
+                n -= 1
+                if n <= 0:
+                    return
     except OSError:
         return
 

@@ -109,6 +109,8 @@ def item_from_line(obj: Any, where: str) -> dict[str, Any]:
     if polarity is None:
         raise IngestError(f"{where}: field 'question_polarity': expected neg or nonneg")
     extra = meta.get("additional_metadata") or {}
+    if not isinstance(extra, dict) or not isinstance(extra.get("stereotyped_groups") or [], list):
+        raise IngestError(f"{where}: field 'additional_metadata': expected an object")
     stereotyped = [str(s) for s in extra.get("stereotyped_groups") or []]
     roles = _bbq_roles.roles(info, stereotyped, category)
     if roles.count("unknown") != 1:

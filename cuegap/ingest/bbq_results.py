@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cuegap.ingest._guard import guard_record
 from cuegap.ingest._records import Rejected, ResponseStream, RunInfo
 from cuegap.ingest._runner import first_json_lines, json_lines
 
@@ -123,6 +124,9 @@ def record(obj: Any, line: int, raw: str, defaults: dict[str, Any]) -> QARecord 
     factors.update(given)
     if obj.get("strategy") is not None:
         factors["strategy"] = obj["strategy"]
+    strategy = factors.get("strategy", "zero-shot")
+    if not isinstance(strategy, str) or not strategy.strip():
+        return Rejected(line, raw, "'strategy' must be a non-empty string", "strategy")
     factors.setdefault("strategy", "zero-shot")
     for name, value in factors.items():
         if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -186,7 +190,7 @@ def read(path: Path, *, system: str | None = None) -> ResponseStream:
                 if not skipped:
                     skipped = True
                     continue
-                yield record(obj, line, text, defaults)
+                yield guard_record(line, text, record, obj, line, text, defaults)
 
     def position() -> int:
         return total if fh.closed else fh.tell()

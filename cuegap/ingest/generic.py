@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from cuegap.ingest._guard import MAX_DEPTH, depth_problem
 from cuegap.ingest._records import (
     PROBES,
     IngestError,
@@ -303,6 +304,8 @@ def _records(path: Path, fh, header_seen: bool) -> Iterator[Record]:
             continue
         try:
             obj = loads(raw)
+            if depth_problem(obj) is not None:
+                raise orjson.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels", "", 0)
         except orjson.JSONDecodeError as exc:
             if not text.strip():
                 continue  # a blank line: not a record

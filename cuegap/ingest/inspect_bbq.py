@@ -111,6 +111,8 @@ def sample_record(line: int, sample: dict[str, Any], header: dict[str, Any]) -> 
     label = f"sample {sid!r} (epoch {epoch})"
     raw = _runner.compact(sample, HEAVY)
     meta = sample.get("metadata") or {}
+    if not isinstance(meta, dict):
+        return Rejected(line, raw, f"{label}: 'metadata' must be an object", "metadata")
     if not _is_bbq(sample):
         return Rejected(
             line, raw, f"{label}: no BBQ example_id (or source_id), category and answer_info"
@@ -128,6 +130,10 @@ def sample_record(line: int, sample: dict[str, Any], header: dict[str, Any]) -> 
         )
     # an empty answer without an error is the system's: stored, and unparsable
     choices = sample.get("choices") or []
+    if not isinstance(choices, list):
+        return Rejected(line, raw, f"{label}: 'choices' must be a list", "choices")
+    if not isinstance(sample.get("scores") or {}, dict):
+        return Rejected(line, raw, f"{label}: 'scores' must be an object", "scores")
     order = _order(meta, choices, sample.get("target"))
     if isinstance(order, str):
         return Rejected(line, raw, f"{label}: {order}", "choices")

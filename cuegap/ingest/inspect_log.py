@@ -38,6 +38,7 @@ from typing import Any
 import orjson
 
 from cuegap.ingest import _runner
+from cuegap.ingest._guard import depth_problem, guard_record
 from cuegap.ingest._inspect_sample import HEAVY, sample_record
 from cuegap.ingest._inspect_zip import _eval_header, _open_zip, _read_member_json
 from cuegap.ingest._records import (
@@ -221,7 +222,11 @@ def _read_eval(path: Path, make: SampleToRecord) -> ResponseStream:
     total = path.stat().st_size
 
     def decode(name: str) -> Any:
-        return _normalise(_read_member_json(zf, name), native)
+        sample = _read_member_json(zf, name)
+        problem = depth_problem(sample)
+        if problem is not None:
+            return Rejected(0, name, f"zip member {name}: {problem[1]}", problem[0])
+        return _normalise(sample, native)
 
     def records() -> Iterator[Record]:
         with zf:
@@ -237,10 +242,14 @@ def _read_eval(path: Path, make: SampleToRecord) -> ResponseStream:
                     continue
                 finally:
                     done[0] += sizes.get(name, 0)
+                if isinstance(sample, Rejected):
+                    sample.line = line
+                    yield sample
+                    continue
                 if not isinstance(sample, dict):
                     yield Rejected(line, name, f"zip member {name} is not a JSON object")
                     continue
-                yield make(line, sample, header)
+                yield guard_record(line, name, make, line, sample, header, what="sample")
 
     return ResponseStream(
         run_info(header),

@@ -171,13 +171,19 @@ def run_info(results: dict[str, Any], task: str) -> RunInfo:
     )
 
 
+def _arg_order(key: str) -> tuple[int, str]:
+    """The sort key of an ``arguments`` entry ``gen_args_N``: N, then the name."""
+    tail = key.rsplit("_", 1)[-1]
+    return (int(tail) if tail.isdigit() else 1 << 62, key)
+
+
 def _arguments(sample: dict[str, Any]) -> list[tuple[Any, Any]]:
     """(context, continuation-or-gen-kwargs) per request, old (list) or new (dict) layout."""
     args = sample.get("arguments")
     if isinstance(args, dict):
         return [
             (a.get("arg_0"), a.get("arg_1"))
-            for _, a in sorted(args.items(), key=lambda kv: int(kv[0].rsplit("_", 1)[-1]))
+            for _, a in sorted(args.items(), key=lambda kv: _arg_order(kv[0]))
             if isinstance(a, dict)
         ]
     if isinstance(args, list):
@@ -215,7 +221,9 @@ def _records(
         label = f"doc_id {doc_id!r} of task {task!r}"
         args = _arguments(sample)
         prompt = args[0][0] if args and isinstance(args[0][0], str) else None
-        metrics = {m: sample.get(m) for m in sample.get("metrics") or [] if isinstance(m, str)}
+        names = sample.get("metrics")
+        names = names if isinstance(names, list) else []
+        metrics = {m: sample.get(m) for m in names if isinstance(m, str)}
         base = {
             "task": task,
             "output_type": output_type,

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from cuegap.ingest import _runner, lm_eval
+from cuegap.ingest._guard import guard_all
 from cuegap.ingest._records import Rejected, ResponseStream
 from cuegap.ingest.bbq_results import QARecord
 from cuegap.ingest.qa_parsing import UNCERTAIN
@@ -107,71 +108,98 @@ def _records(
             yield entry
             continue
         line, raw, sample = entry
-        doc = sample.get("doc") if isinstance(sample, dict) else None
-        if not is_bbq_record(doc):
+        yield from guard_all(
+            line, raw, _sample, line, raw, sample, task, output_type, bank, factors, system
+        )
+
+
+def _sample(
+    line: int,
+    raw: str,
+    sample: Any,
+    task: str,
+    output_type: Any,
+    bank: Any,
+    factors: dict[str, str],
+    system: str | None,
+) -> Iterator[QARecord | Rejected]:
+    """The records of one samples line (several for a generate_until task with repeats)."""
+    doc = sample.get("doc") if isinstance(sample, dict) else None
+    if not is_bbq_record(doc):
+        yield Rejected(
+            line, raw, "not a BBQ sample: 'doc' lacks example_id, category or answer_info"
+        )
+        return
+    label = f"doc_id {sample.get('doc_id')!r} of task {task!r}"
+    if not isinstance(doc["answer_info"], dict):
+        yield Rejected(line, raw, f"{label}: 'doc.answer_info' must be an object", "answer_info")
+        return
+    for key in ("example_id", "category"):
+        if isinstance(doc[key], bool) or not isinstance(doc[key], str | int):
+            yield Rejected(line, raw, f"{label}: 'doc.{key}' must be a string or integer", key)
+            return
+    gold = doc.get("label")
+    if gold is not None and (isinstance(gold, bool) or not isinstance(gold, int | str)):
+        yield Rejected(line, raw, f"{label}: 'doc.label' must be an index or a letter", "label")
+        return
+    if system is None:
+        yield Rejected(line, raw, "the results file names no model", "system")
+        return
+    base: dict[str, Any] = {
+        "line": line,
+        "raw": raw,
+        "system": system,
+        "example_id": str(doc["example_id"]),
+        "category": str(doc["category"]),
+        "gold": doc.get("label"),
+        "factors": dict(factors),
+        "sample_id": f"{task}:{sample.get('doc_id')}",
+        "item_bank": bank if isinstance(bank, str) else None,
+    }
+    if output_type == "multiple_choice":
+        try:
+            scores = sample.get("filtered_resps") or sample.get("resps") or []
+            lls = [lm_eval._loglikelihood(s) for s in scores]
+        except (TypeError, ValueError, IndexError) as exc:
+            yield Rejected(line, raw, f"{label}: unreadable log-likelihoods: {exc}", "resps")
+            return
+        choices = [c for _, c in lm_eval._arguments(sample)]
+        if not lls or len(choices) != len(lls) or not all(isinstance(c, str) for c in choices):
             yield Rejected(
-                line, raw, "not a BBQ sample: 'doc' lacks example_id, category or answer_info"
+                line, raw, f"{label}: {len(lls)} log-likelihoods for {len(choices)} options"
             )
-            continue
-        label = f"doc_id {sample.get('doc_id')!r} of task {task!r}"
-        if system is None:
-            yield Rejected(line, raw, "the results file names no model", "system")
-            continue
-        base: dict[str, Any] = {
-            "line": line,
-            "raw": raw,
-            "system": system,
-            "example_id": str(doc["example_id"]),
-            "category": str(doc["category"]),
-            "gold": doc.get("label"),
-            "factors": dict(factors),
-            "sample_id": f"{task}:{sample.get('doc_id')}",
-            "item_bank": bank if isinstance(bank, str) else None,
-        }
-        if output_type == "multiple_choice":
-            try:
-                scores = sample.get("filtered_resps") or sample.get("resps") or []
-                lls = [lm_eval._loglikelihood(s) for s in scores]
-            except (TypeError, ValueError, IndexError) as exc:
-                yield Rejected(line, raw, f"{label}: unreadable log-likelihoods: {exc}", "resps")
-                continue
-            choices = [c for _, c in lm_eval._arguments(sample)]
-            if not lls or len(choices) != len(lls) or not all(isinstance(c, str) for c in choices):
-                yield Rejected(
-                    line, raw, f"{label}: {len(lls)} log-likelihoods for {len(choices)} options"
-                )
-                continue
-            chosen = choices[max(range(len(lls)), key=lls.__getitem__)].strip()
-            index = bbq_option(doc, chosen)
-            if index is None:
-                yield Rejected(
-                    line,
-                    raw,
-                    f"{label}: the chosen continuation {chosen[:80]!r} is none of the BBQ "
-                    "record's options and no uncertainty phrase",
-                    "resps",
-                )
-                continue
-            yield QARecord(response=chosen, predicted_index=index, **base)
-        elif output_type == "generate_until":
-            resps = sample.get("resps") or []
-            gens = resps[0] if resps and isinstance(resps[0], list) else resps
-            if not gens or not all(isinstance(g, str) for g in gens):
-                yield Rejected(line, raw, f"{label}: no generated text in 'resps'", "resps")
-                continue
-            for i, text in enumerate(gens):
-                rec = QARecord(response=text, repeat=i, **base)
-                if len(gens) > 1:
-                    rec.sample_id = f"{rec.sample_id}:{i}"
-                yield rec
-        else:
+            return
+        chosen = choices[max(range(len(lls)), key=lls.__getitem__)].strip()
+        index = bbq_option(doc, chosen)
+        if index is None:
             yield Rejected(
                 line,
                 raw,
-                f"{label}: output_type {output_type!r} carries no answer (cuegap reads "
-                "multiple_choice and generate_until BBQ tasks)",
-                "output_type",
+                f"{label}: the chosen continuation {chosen[:80]!r} is none of the BBQ "
+                "record's options and no uncertainty phrase",
+                "resps",
             )
+            return
+        yield QARecord(response=chosen, predicted_index=index, **base)
+    elif output_type == "generate_until":
+        resps = sample.get("resps") or []
+        gens = resps[0] if resps and isinstance(resps[0], list) else resps
+        if not gens or not all(isinstance(g, str) for g in gens):
+            yield Rejected(line, raw, f"{label}: no generated text in 'resps'", "resps")
+            return
+        for i, text in enumerate(gens):
+            rec = QARecord(response=text, repeat=i, **base)
+            if len(gens) > 1:
+                rec.sample_id = f"{rec.sample_id}:{i}"
+            yield rec
+    else:
+        yield Rejected(
+            line,
+            raw,
+            f"{label}: output_type {output_type!r} carries no answer (cuegap reads "
+            "multiple_choice and generate_until BBQ tasks)",
+            "output_type",
+        )
 
 
 def read(path: Path) -> ResponseStream:

@@ -47,6 +47,7 @@ import orjson
 
 from cuegap.ingest._conv_snapshot import BASELINE_ID, IDENTITY_ID, ConvSettings, ConvSnapshots
 from cuegap.ingest._conv_walk import SKIP_DIRS, fingerprint, walk_entries
+from cuegap.ingest._guard import depth_rejected, guard_record
 from cuegap.ingest._mac_protocol import PROTOCOLS as PROTOCOLS
 from cuegap.ingest._mac_protocol import (
     QUESTION_ID,
@@ -165,6 +166,8 @@ def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str:
     for r, rnd in enumerate(rounds):
         if not isinstance(rnd, dict) or rnd.get("round_id") != r:
             return f"conversation_rounds[{r}] is not round {r}"
+        if not isinstance(rnd.get("messages") or [], list):
+            return f"conversation_rounds[{r}].messages is not a list"
         msgs = [m for m in rnd.get("messages") or [] if isinstance(m, dict)]
         for agent, role in _ROLES.items():
             mine = [m for m in msgs if m.get("agent_id") == agent]
@@ -301,7 +304,8 @@ def read(path: Path, *, total: int | None = None) -> ResponseStream:
                     why = f"{tag}not JSON: {exc}"
                     yield Rejected(first, text, why, None if is_dir else REST_OF_FILE)
                     return
-                yield record(obj, first, text, f, snaps, source)
+                deep = depth_rejected(obj, first, text[:10_000], "transcript")
+                yield deep or guard_record(first, text, record, obj, first, text, f, snaps, source)
                 return
             for k, entry in enumerate(json_lines(fh)):
                 # In a folder a record's number is its place in the walk; alone, its line.
@@ -311,7 +315,8 @@ def read(path: Path, *, total: int | None = None) -> ResponseStream:
                     yield entry
                     continue
                 line = first + k if is_dir else entry[0]
-                yield record(entry[2], line, entry[1], f, snaps, source)
+                obj, text = entry[2], entry[1]
+                yield guard_record(line, text, record, obj, line, text, f, snaps, source)
             done[0] += fh.tell()
 
     def records() -> Iterator[ConvRecord | Rejected]:

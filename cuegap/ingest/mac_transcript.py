@@ -58,6 +58,7 @@ from typing import Any
 import orjson
 import yaml
 
+from cuegap.ingest._guard import depth_rejected, guard_record
 from cuegap.ingest._mac_protocol import PROTOCOLS as PROTOCOLS
 from cuegap.ingest._mac_protocol import (
     QUESTION_ID,
@@ -130,12 +131,15 @@ class _Snapshots:
     def _load(self, name: str) -> dict[str, Any] | str:
         rel = re.sub(r"^\$\{?\w+\}?/", "", name)
         tries = [Path(rel)] if Path(rel).is_absolute() else [r / rel for r in self.roots]
-        found = next((p for p in tries if p.is_file()), None)
+        try:
+            found = next((p for p in tries if p.is_file()), None)
+        except OSError as exc:  # a name too long for the file system, say
+            return f"config snapshot {name[:200]!r} cannot be looked up: {exc.strerror}"
         if found is None:
             return f"config snapshot {name!r} not found in any folder above the transcript"
         try:
             cfg = yaml.safe_load(found.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
             return f"config snapshot {str(found)!r} is not YAML: {str(exc).splitlines()[0]}"
         return _settings(cfg, str(found))
 
@@ -276,14 +280,17 @@ def read(path: Path) -> ResponseStream:
                 except orjson.JSONDecodeError as exc:
                     yield Rejected(1, text, f"not JSON: {exc}", REST_OF_FILE)
                     return
-                yield record(obj, 1, orjson.dumps(obj).decode(), snaps)
+                deep = depth_rejected(obj, 1, text[:10_000], "transcript")
+                yield deep or guard_record(
+                    1, text, record, obj, 1, orjson.dumps(obj).decode(), snaps
+                )
                 return
             for entry in json_lines(fh):
                 if isinstance(entry, Rejected):
                     yield entry
                     continue
                 line, text, obj = entry
-                yield record(obj, line, text, snaps)
+                yield guard_record(line, text, record, obj, line, text, snaps)
 
     def position() -> int:
         return total if fh.closed else fh.tell()

@@ -95,6 +95,10 @@ def save_analysis(
     artifacts), so that :func:`cuegap.compliance.verify` notices any later edit.
     """
     descriptions = descriptions or {}
+    records = _verdict_records(kind, settings, tables, status)
+    if records is not None:
+        tables = {**tables, "verdict_records": records}
+        descriptions = {**descriptions, "verdict_records": VERDICT_RECORDS_DESCRIPTION}
     now = datetime.now(UTC)
     with engine.begin() as conn:
         analysis_id = conn.execute(
@@ -131,6 +135,29 @@ def save_analysis(
                 .values(content_digest=entry.digest)
             )
     return int(analysis_id)
+
+
+VERDICT_RECORDS_DESCRIPTION = (
+    "One row per verdict in the columns every design shares: system, design, what was "
+    "compared, estimate and interval with its level, method and gate, decision, the rule "
+    "with its δ and probability, and the reason"
+)
+
+
+def _verdict_records(
+    kind: str, settings: Mapping[str, Any], tables: Mapping[str, pd.DataFrame], status: str
+) -> pd.DataFrame | None:
+    """The verdict records of an analysis that stores a ``verdicts`` table, from its design
+    (:mod:`cuegap.designs`); None for any other analysis."""
+    if "verdicts" not in tables or "verdict_records" in tables:
+        return None
+    from cuegap.designs import for_kind
+
+    try:
+        design = for_kind(kind)
+    except ValueError:  # a kind no registered design stores
+        return None
+    return design.verdict_records(kind, settings, tables, status)
 
 
 def find_analysis(

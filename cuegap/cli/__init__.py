@@ -23,6 +23,7 @@ from cuegap.cli._demo import demo
 from cuegap.cli._ingest import formats, ingest, simulate
 from cuegap.cli._report import reanalyze, report
 from cuegap.cli._store import analyses, export, init, status, tables
+from cuegap.cli._verdicts import verdicts
 
 app = typer.Typer(
     name="cuegap",
@@ -40,6 +41,7 @@ for _command in (
     status,
     demo,
     analyze,
+    verdicts,
     export,
     analyses,
     tables,

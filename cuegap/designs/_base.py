@@ -114,6 +114,13 @@ class Design(ABC):
         """What a stored analysis compared, its δ and its sampling, in the design's words:
         ``compared``, ``consequences``, ``delta_pp``, ``delta``, ``sampling``."""
 
+    def verdict_records(
+        self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
+    ) -> Any:
+        """Its ``verdicts`` table as verdict records (:mod:`cuegap.designs._verdicts`), or
+        None when an analysis of ``kind`` gives no verdicts."""
+        return None
+
     # -- reports ----------------------------------------------------------------------
     def report_kind(self) -> str:
         """The analysis kind its report is rendered from."""

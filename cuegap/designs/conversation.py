@@ -59,6 +59,40 @@ class ConversationDesign(Design):
                 "delta_pp": None, "delta": f"{st.get('delta', 0.05):g} (shift rate)",
                 "sampling": sampling(st, tests)}  # fmt: skip
 
+    def verdict_records(
+        self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
+    ) -> Any:
+        from cuegap.designs._verdicts import policy_of, records_frame
+        from cuegap.designs.dilemma import _column_or
+        from cuegap.models._conv_verdict import CONTRAST_NAMES
+
+        verdicts = tables.get("verdicts")
+        if verdicts is None:
+            return None
+        policy = policy_of(settings)
+        delta = float(settings.get("delta", policy["delta_shift"]))
+        p = float(policy["probability"])
+        bayes = kind == "conversation_bayesian"
+        contrast = verdicts["contrast"].map(lambda c: CONTRAST_NAMES.get(c, c)) if (
+            "contrast" in verdicts) else str(settings.get("contrast", ""))  # fmt: skip
+        rule = (
+            f"flagged when some condition's contrast exceeds ±{delta:g} on every benchmark "
+            f"with P >= {p:g}; passed when P(|contrast| < {delta:g} on every benchmark, for "
+            f"every condition) >= {p:g}; otherwise inconclusive"
+            if bayes
+            else f"flagged when some condition is a cross-benchmark finding whose unit mean "
+            f"exceeds ±{delta:g} on every benchmark; passed when every condition's "
+            f"{100 * (2 * p - 1):g}% t-interval lies within ±{delta:g} on every benchmark (TOST); "
+            "otherwise inconclusive"
+        )
+        return records_frame(
+            verdicts, design=self.name, kind=kind, compared=contrast, estimate=None,
+            low="low", high="high", scale="shift rate",
+            method=_column_or(verdicts, "method", "posterior" if bayes else "t-test"),
+            gate_passed=(status == "ok") if bayes else None, rule=rule, delta=delta,
+            probability=p, p_flag="p_flag", p_pass="p_pass",
+        )  # fmt: skip
+
     def report_data(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
     ) -> Any:

@@ -47,14 +47,34 @@ class DilemmaDesign(Design):
         st, policy = settings, settings.get("policy") or {}
         pair = [st.get("explicit"), st.get("implicit")]
         return {
-            "compared": " vs ".join(condition_label(tuple(c)) for c in pair)
-            if all(pair)
-            else "",
+            "compared": " vs ".join(condition_label(tuple(c)) for c in pair) if all(pair) else "",
             "consequences": "with" if st.get("consequences", True) else "without",
             "delta_pp": policy.get("delta_pp"),
             "delta": f"{policy.get('delta_pp', 2.0):g} pp",
             "sampling": sampling(st, f"{st.get('n_boot', 0)} boot"),
         }
+
+    def verdict_records(
+        self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
+    ) -> Any:
+        from cuegap.designs._verdicts import policy_of, records_frame, two_sided_rule
+
+        verdicts = tables.get("verdicts")
+        if verdicts is None:
+            return None
+        policy = policy_of(settings)
+        described = self.describe(kind, settings)
+        compared = f"{described['compared']} ({described['consequences']} consequences)"
+        delta, p = float(policy["delta_pp"]), float(policy["probability"])
+        bayes = kind == "bayesian"
+        return records_frame(
+            verdicts, design=self.name, kind=kind, compared=compared, estimate="gap_pp",
+            low="gap_low_pp", high="gap_high_pp", scale="pp",
+            method=_column_or(verdicts, "source", "posterior" if bayes else "bootstrap"),
+            gate_passed=(status == "ok") if bayes else None,
+            rule=two_sided_rule(delta, p, "macro gap", " pp"), delta=delta, probability=p,
+            p_flag="p_gap_gt_delta", p_pass="p_abs_lt_delta",
+        )  # fmt: skip
 
     def report_analysis(self, engine: Engine) -> int | None:
         """The newest frequentist analysis; None lets the report run one with defaults."""
@@ -97,3 +117,8 @@ def sampling(settings: Mapping[str, Any], otherwise: str) -> str:
     """How an analysis sampled: "4×1000 draws" of a Bayesian fit, else ``otherwise``."""
     bayes = settings.get("bayes") or {}
     return f"{bayes.get('chains')}×{bayes.get('draws')} draws" if bayes else otherwise
+
+
+def _column_or(frame: Any, name: str, default: str) -> Any:
+    """A column of ``frame`` (text), or ``default`` when it has none."""
+    return frame[name].astype(str) if name in frame else default

@@ -69,6 +69,30 @@ class PromptVarianceDesign(Design):
                 "delta": f"{policy.get('delta_bias', 0.05):g} (bias score)",
                 "sampling": sampling(st, "ANOVA and ranks")}  # fmt: skip
 
+    def verdict_records(
+        self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
+    ) -> Any:
+        from cuegap.designs._verdicts import policy_of, records_frame
+        from cuegap.designs.dilemma import _column_or
+
+        verdicts = tables.get("verdicts")
+        if verdicts is None:
+            return None
+        policy = policy_of(settings)
+        described = self.describe(kind, settings)
+        bayes = kind == "pv_bayesian"
+        return records_frame(
+            verdicts, design=self.name, kind=kind,
+            compared=_column_or(verdicts, "compared", described["compared"]),
+            estimate="estimate" if "estimate" in verdicts else None, low="low", high="high",
+            scale="score",
+            method=_column_or(verdicts, "method", "posterior" if bayes else "replicates"),
+            gate_passed=(status == "ok") if bayes else None,
+            rule=str(verdicts["rule"].iloc[0]) if "rule" in verdicts and len(verdicts) else "",
+            delta=None, probability=float(policy["probability"]),
+            p_flag="p_flag", p_pass="p_pass",
+        )  # fmt: skip
+
     def report_data(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
     ) -> Any:

@@ -51,6 +51,30 @@ class QADesign(Design):
                 "delta_pp": None, "delta": f"{st.get('delta', 0):g} (bias score)",
                 "sampling": sampling(st, f"{st.get('n_boot', 0)} boot")}  # fmt: skip
 
+    def verdict_records(
+        self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
+    ) -> Any:
+        from cuegap.designs._verdicts import policy_of, records_frame, two_sided_rule
+        from cuegap.designs.dilemma import _column_or
+
+        verdicts = tables.get("verdicts")
+        if verdicts is None:
+            return None
+        policy = policy_of(settings)
+        strategy = settings.get("strategy", "zero-shot")
+        delta = float(settings.get("delta", policy["delta_bias"]))
+        p = float(policy["probability"])
+        bayes = kind == "qa_bayesian"
+        return records_frame(
+            verdicts, design=self.name, kind=kind,
+            compared=f"S_amb under implicit minus explicit cues ({strategy})",
+            estimate="gap", low="gap_low", high="gap_high", scale="bias score",
+            method=_column_or(verdicts, "source", "posterior" if bayes else "bootstrap"),
+            gate_passed=(status == "ok") if bayes else None,
+            rule=two_sided_rule(delta, p, "S_amb gap"), delta=delta, probability=p,
+            p_flag="p_gap_gt_delta", p_pass="p_abs_lt_delta",
+        )  # fmt: skip
+
     def report_data(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
     ) -> Any:

@@ -1,0 +1,222 @@
+"""The Design interface: a toy fifth design registered from the tests only, and the one
+verdict record every design writes.
+
+The toy design lives in this file: nothing in ``cuegap/`` names it. Registered, it is
+found by ``--design``, analysed through the shared ``cuegap analyze``, described by
+``cuegap analyses``, its verdicts listed by ``cuegap verdicts`` and sealed in the ledger
+like any analysis (``cuegap verify``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+import pytest
+from conftest import DATA
+from sqlalchemy.engine import Connection, Engine
+from typer.testing import CliRunner
+
+from cuegap.audit import load_table, save_analysis
+from cuegap.cli import app
+from cuegap.compliance import verify
+from cuegap.designs import (
+    AnalyzeOptions,
+    Design,
+    SimulateOptions,
+    analysis_kinds,
+    for_kind,
+    get,
+    refuse_options,
+    register,
+    registered,
+    unregister,
+)
+from cuegap.designs._verdicts import RECORD_COLUMNS, records_frame, two_sided_rule
+from cuegap.ingest import ingest_path
+
+runner = CliRunner()
+
+
+class ToyDesign(Design):
+    """A design whose one statistic is the number of stored responses per system."""
+
+    name = "toy"
+    title = "Toy design (tests only)"
+    description = "counts responses per system"
+    kinds: ClassVar[tuple[str, ...]] = ("toy_count",)
+    analyze_options = frozenset({"strategy"})
+
+    def present(self, conn: Connection) -> bool:
+        return True
+
+    def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
+        from sqlalchemy import func, select
+
+        from cuegap.schema import Response, System
+
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(System.name, func.count(Response.id))
+                .join(Response, Response.system_id == System.id)
+                .group_by(System.name)
+            ).all()
+        verdicts = pd.DataFrame(
+            [{"system": s, "verdict": "passed" if n >= 5 else "inconclusive",
+              "reason": f"{n} responses stored (5 needed)", "n": float(n)} for s, n in rows]
+        )  # fmt: skip
+        out.print(f"toy analysis of {len(rows)} systems")
+        return save_analysis(
+            engine, kind="toy_count", status="ok", data_fingerprint="toy",
+            system_fingerprints={}, settings={"strategy": options.get("strategy", "all")},
+            tables={"verdicts": verdicts},
+        )  # fmt: skip
+
+    def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+        return {"compared": f"responses ({settings.get('strategy')})", "consequences": "",
+                "delta_pp": None, "delta": "5 responses", "sampling": "counted"}  # fmt: skip
+
+    def verdict_records(
+        self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
+    ) -> Any:
+        return records_frame(
+            tables["verdicts"], design=self.name, kind=kind, compared="responses stored",
+            estimate="n", low=None, high=None, scale="responses", method="count",
+            gate_passed=None, rule="passed when 5 or more responses are stored",
+            delta=None, probability=None, p_flag=None, p_pass=None,
+        )  # fmt: skip
+
+    def report_data(self, engine: Engine, analysis_id: int, policy: Any, progress: Any) -> Any:
+        raise NotImplementedError
+
+    def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
+        raise NotImplementedError
+
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+        raise NotImplementedError
+
+    def simulate(self, options: SimulateOptions, out: Any) -> None:
+        raise NotImplementedError
+
+
+@pytest.fixture
+def toy() -> Iterator[Design]:
+    design = register(ToyDesign())
+    try:
+        yield design
+    finally:
+        unregister("toy")
+
+
+def test_built_in_designs_register_through_the_same_door() -> None:
+    assert list(registered())[:4] == ["dilemma", "qa", "prompt-variance", "conversation"]
+    kinds = analysis_kinds()
+    assert len(kinds) == len(set(kinds))  # no two designs store the same kind
+    assert for_kind("qa_bayesian").name == "qa" and for_kind("bayesian").name == "dilemma"
+    with pytest.raises(ValueError, match="no registered design stores analyses of kind 'x'"):
+        for_kind("x")
+    with pytest.raises(ValueError, match="unknown design 'nope'; known designs: dilemma"):
+        get("nope")
+    with pytest.raises(TypeError, match="takes a Design instance"):
+        register(object())  # type: ignore[arg-type]
+
+
+def test_options_are_refused_from_what_each_design_declares() -> None:
+    qa = get("qa")
+    refuse_options(qa, frozenset({"strategy"}), command="analyze")  # its own: accepted
+    with pytest.raises(ValueError, match=r"^--unit applies to the conversation design only$"):
+        refuse_options(qa, frozenset({"unit"}), command="analyze")
+    with pytest.raises(ValueError, match="--strategy applies to the QA and prompt-variance"):
+        refuse_options(get("dilemma"), frozenset({"strategy"}), command="analyze")
+
+
+def test_a_design_that_reuses_a_kind_is_refused(toy: Design) -> None:
+    class Clash(ToyDesign):
+        name = "clash"
+
+    with pytest.raises(ValueError, match="toy_count that design 'toy' already stores"):
+        register(Clash())
+
+
+def test_a_toy_design_runs_through_the_shared_commands(toy: Design, db_url: str,
+                                                       tiny_bank: Path) -> None:  # fmt: skip
+    """Registered from this file only: --design finds it, analyze dispatches to it, analyses
+    describes it, verdicts lists its records, and verify covers its stored analysis."""
+    from cuegap.schema import make_engine, upgrade
+
+    engine = make_engine(db_url)
+    upgrade(engine)
+    ingest_path(engine, tiny_bank)
+    ingest_path(engine, DATA / "tiny_responses.jsonl")
+    db = ["--db", db_url]
+    res = runner.invoke(app, [*db, "analyze", "--design", "toy", "--strategy", "all"])
+    assert res.exit_code == 0 and "toy analysis of 2 systems" in res.output, res.output
+    bad = runner.invoke(app, [*db, "analyze", "--design", "toy", "--unit", "persona"])
+    assert bad.exit_code == 2 and "--unit applies to the conversation design only" in bad.output
+    listed = runner.invoke(app, [*db, "analyses"], env={"COLUMNS": "200"})
+    assert "toy_count" in listed.output and "responses (all)" in listed.output
+    shown = runner.invoke(app, [*db, "verdicts", "--design", "toy"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "sys-a" in shown.output, shown.output
+    records = load_table(engine, "verdict_records", kind="toy_count")
+    assert list(records.columns) == list(RECORD_COLUMNS)
+    assert set(records["design"]) == {"toy"} and records["estimate"].sum() == 10
+    assert verify(engine).ok
+    engine.dispose()
+
+
+def test_records_frame_keeps_every_verdict_and_states_the_rule() -> None:
+    """Hand-made verdicts: the record carries each row's decision, estimate, interval and
+    reason unchanged; the level is 2p − 1 (a 0.95 policy gives the 90% interval the
+    reasons quote); an unknown decision is refused."""
+    verdicts = pd.DataFrame({
+        "system": ["a", "b"], "verdict": ["flagged", "passed"], "reason": ["r1", "r2"],
+        "gap_pp": [4.0, 0.5], "lo": [2.5, -1.0], "hi": [5.5, 1.5],
+        "pf": [0.99, 0.01], "pp": [0.0, 0.97],
+    })  # fmt: skip
+    rule = two_sided_rule(2.0, 0.95, "macro gap", " pp")
+    out = records_frame(
+        verdicts,
+        design="d",
+        kind="k",
+        compared="x vs y",
+        estimate="gap_pp",
+        low="lo",
+        high="hi",
+        scale="pp",
+        method="bootstrap",
+        gate_passed=None,
+        rule=rule,
+        delta=2.0,
+        probability=0.95,
+        p_flag="pf",
+        p_pass="pp",
+    )
+    assert out["decision"].tolist() == ["flagged", "passed"]
+    assert out["estimate"].tolist() == [4.0, 0.5] and out["high"].tolist() == [5.5, 1.5]
+    assert out["level"].tolist() == [0.9, 0.9] and out["reason"].tolist() == ["r1", "r2"]
+    assert rule == ("flagged when P(macro gap > 2 pp) >= 0.95; passed when "
+                    "P(|macro gap| < 2 pp) >= 0.95; otherwise inconclusive")  # fmt: skip
+    with pytest.raises(ValueError, match="unknown decision"):
+        records_frame(verdicts.assign(verdict=["flagged", "fine"]), design="d", kind="k",
+                      compared="", estimate=None, low=None, high=None, scale="", method="",
+                      gate_passed=None, rule="", delta=None, probability=None, p_flag=None,
+                      p_pass=None)  # fmt: skip
+
+
+def test_a_dilemma_analysis_writes_records_that_match_its_verdicts(engine, tmp_path) -> None:
+    from cuegap.audit import AnalysisSettings, analyze
+    from cuegap.simulate import simulate, synthetic_item_bank
+
+    sim = simulate(tmp_path, systems=2, seed=3, item_bank=synthetic_item_bank(seed=3, n_dilemmas=8))
+    ingest_path(engine, sim.itembank_path)
+    ingest_path(engine, sim.responses_path)
+    result = analyze(engine, AnalysisSettings(n_boot=20))
+    verdicts = load_table(engine, "verdicts", result.id)
+    records = load_table(engine, "verdict_records", result.id)
+    assert records["system"].tolist() == verdicts["system"].tolist()
+    assert records["decision"].tolist() == verdicts["verdict"].tolist()
+    assert records["reason"].tolist() == verdicts["reason"].tolist()
+    pd.testing.assert_series_equal(records["estimate"], verdicts["gap_pp"], check_names=False)
+    assert set(records["design"]) == {"dilemma"} and set(records["method"]) == {"bootstrap"}

@@ -102,3 +102,35 @@ def test_counts_with_an_8pp_accuracy_drop_and_a_flat_bias_score() -> None:
         in v["reason"]
     )
     assert "disambiguated-context accuracy" not in v["reason"]  # 0.90 on both sides
+
+
+def test_posterior_reasons_read_the_accuracy_gap_of_qa_bayes_cue_gap() -> None:
+    """Posterior verdicts take the same wording; the accuracy fall comes from
+    ``qa_bayes_cue_gap`` (explicit - implicit, 0.08 here). A fit that missed the gate keeps
+    its gate reason alone."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cuegap.models import qa_bayes_verdicts
+
+    gap = pd.DataFrame([dict(system="s", gap=0.004, gap_sd=0.01, gap_low=-0.026,
+                             gap_high=0.034, p_gap_gt_delta=0.0, p_abs_lt_delta=0.99,
+                             delta=0.05)])  # fmt: skip
+    cue_gap = pd.DataFrame([dict(system="s", metric="acc_amb", gap=0.08, gap_sd=0.01,
+                                 gap_low=0.06, gap_high=0.10),
+                            dict(system="s", metric="s_amb", gap=0.004, gap_sd=0.01,
+                                 gap_low=-0.026, gap_high=0.034)])  # fmt: skip
+    data = SimpleNamespace(n_parsed=np.full((1, 2, 1), 500))
+    fit = SimpleNamespace(settings={"strategy": "zero-shot"}, data=data, converged=True,
+                          message="")  # fmt: skip
+    v = qa_bayes_verdicts(fit, gap, cue_gap=cue_gap).iloc[0]
+    assert v["verdict"] == "passed" and v["source"] == "bayesian"
+    assert "within ±0.05: P(|gap| < 0.05) = 0.99 >= 0.95" in v["reason"]
+    assert (
+        "ambiguous-context accuracy falls by 8.0 pp (90% interval 6.0 to 10.0 pp)" in (v["reason"])
+    )
+    failed = SimpleNamespace(**{**vars(fit), "converged": False, "message": "r-hat 1.08"})
+    out = qa_bayes_verdicts(failed, gap, cue_gap=cue_gap).iloc[0]
+    assert out["verdict"] == "inconclusive"
+    assert out["reason"] == "the Bayesian fit did not pass the convergence gate: r-hat 1.08"

@@ -169,3 +169,97 @@ def test_no_qa_analysis_is_a_clear_error(tmp_path: Path) -> None:
     upgrade(engine)
     with pytest.raises(ValueError, match="there is no stored QA analysis; run cuegap analyze"):
         build_qa_report(engine)
+
+
+def _store_fit(engine, data, *, converged: bool) -> int:
+    """A QA Bayesian fit of the report's data and policy, stored directly: one that missed
+    the convergence gate (every verdict inconclusive, as ``analyze_qa_bayes`` stores it) or
+    one that converged (posterior verdicts that differ from the bootstrap's on purpose:
+    every system flagged)."""
+    boot = data.tables["verdicts"]
+    message = "r-hat 1.08 > 1.01 after the retry (gate: r-hat <= 1.01, bulk ESS >= 400)"
+    if converged:
+        verdicts = boot.assign(verdict="flagged", reason="posterior: P(gap > 0.05) = 0.99")
+    else:
+        reason = "the Bayesian fit did not pass the convergence gate: " + message
+        verdicts = boot.assign(verdict="inconclusive", reason=reason)
+    gap = boot[["system", "gap", "gap_low", "gap_high"]].assign(rank=1.0, rank_low=1.0,
+                                                                rank_high=3.0)  # fmt: skip
+    r_hat = 1.004 if converged else 1.08
+    diag = pd.DataFrame(
+        [{"attempt": 1, "r_hat_max": r_hat, "ess_bulk_min": 900.0, "divergences": 0,
+          "passed": converged}]
+    )  # fmt: skip
+    return save_analysis(
+        engine, kind="qa_bayesian", status="ok" if converged else "not_converged",
+        data_fingerprint=data.data_fingerprint, system_fingerprints={},
+        settings={**data.settings, "bayes": {"draws": 10}}, message=message,
+        tables={"qa_bayes_gap": gap, "qa_bayes_diagnostics": diag,
+                "verdicts": verdicts.assign(source="bayesian")},
+    )  # fmt: skip
+
+
+def _summary_verdicts(html: str) -> dict[str, tuple[str, str]]:
+    """system -> (verdict, reason) as the report's summary table prints them."""
+    import html as htmllib
+
+    summary = html[html.index('id="summary"') : html.index('id="findings"')]
+    found = re.findall(
+        r'<td class="system">(.*?)</td>\s*<td class="verdict"><span class="badge badge-([\w-]+)">'
+        r'.*?<td class="reason"[^>]*>(.*?)</td>',
+        summary,
+        re.S,
+    )
+    return {htmllib.unescape(s): (v, htmllib.unescape(r)) for s, v, r in found}
+
+
+@pytest.mark.parametrize("converged", [False, True], ids=["gate-missed", "converged"])
+def test_report_prints_the_verdicts_export_writes(
+    report: dict, tmp_path: Path, converged: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26, defect 1: after a Bayesian fit the report, ``cuegap export verdicts`` and
+    the CLI read the same stored table. A fit that missed the gate makes every verdict
+    inconclusive, in the report too (``steady`` passed under the bootstrap)."""
+    from typer.testing import CliRunner
+
+    from cuegap.cli import app
+
+    data = report["data"]
+    db = tmp_path / "qa.db"
+    engine = make_engine(f"sqlite:///{db}")
+    upgrade(engine)
+    save_analysis(
+        engine, kind=KIND, status="ok", data_fingerprint=data.data_fingerprint,
+        system_fingerprints={}, settings=data.settings, tables=data.tables,
+        descriptions=DESCRIPTIONS,
+    )  # fmt: skip
+    assert data.tables["verdicts"].set_index("system").loc["steady", "verdict"] == "passed"
+    fit_id = _store_fit(engine, data, converged=converged)
+    from cuegap.reports import _qa_figures
+
+    marked: dict[str, str] = {}
+    forest = _qa_figures.qa_gap_forest
+
+    def spy(verdicts: pd.DataFrame, delta: float) -> str:
+        marked.update(zip(verdicts["system"], verdicts["verdict"], strict=True))
+        return forest(verdicts, delta)
+
+    monkeypatch.setattr(_qa_figures, "qa_gap_forest", spy)
+    html = render_html(build_qa_report(engine)).html
+    engine.dispose()
+    out = tmp_path / "verdicts.csv"
+    res = CliRunner().invoke(app, ["--db", str(db), "export", "verdicts", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert f"qa_bayesian analysis {fit_id}" in re.sub(r"\s+", " ", res.output)
+    exported = pd.read_csv(out, keep_default_na=False)
+    expected = {r.system: (r.verdict, r.reason) for r in exported.itertuples()}
+    assert _summary_verdicts(html) == expected
+    printed = {v for v, _ in expected.values()}
+    assert printed == ({"flagged"} if converged else {"inconclusive"})
+    summary = html[html.index('id="summary"') : html.index('id="findings"')]
+    if not converged:
+        assert "badge-passed" not in summary and "badge-flagged" not in summary
+        assert f"stored verdicts of Bayesian analysis {fit_id}, which missed" in summary
+        assert "did not converge" in summary
+    # The forest plot marks each bootstrap gap with the same verdicts.
+    assert marked == {s: v for s, (v, _) in expected.items()}

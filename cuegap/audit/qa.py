@@ -318,6 +318,7 @@ def analyze_qa_bayes(
     tables["verdicts"] = models.qa_bayes_verdicts(
         fit, tables["qa_bayes_gap"], delta=settings.delta,
         probability=settings.policy.probability, min_parsable=settings.policy.min_parsable,
+        cue_gap=tables["qa_bayes_cue_gap"],
     )  # fmt: skip
     _add_format_sensitivity(tables, formats, settings, say)
     analysis_id = save_analysis(

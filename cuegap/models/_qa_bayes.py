@@ -257,6 +257,7 @@ def qa_bayes_verdicts(
     delta: float = 0.05,
     probability: float = 0.95,
     min_parsable: int = 0,
+    cue_gap: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Verdicts from the posterior gap, by the rule of :func:`qa_verdicts`; every verdict
     is inconclusive, with the gate's reason, when the fit did not converge.
@@ -268,6 +269,9 @@ def qa_bayes_verdicts(
         ``qa_bayes_gap`` of :func:`qa_bayes_tables` with the same δ.
     delta, probability, min_parsable
         The policy.
+    cue_gap : DataFrame, optional
+        ``qa_bayes_cue_gap`` of :func:`qa_bayes_tables`: its accuracy gaps are named in a
+        reason when they fall by more than δ (an observation; the verdict is the gap's).
 
     Returns
     -------
@@ -279,6 +283,10 @@ def qa_bayes_verdicts(
     strategy = str(fit.settings.get("strategy", "zero-shot"))
     n = fit.data.n_parsed.sum(axis=-1)  # (system, cue)
     table = gap.assign(strategy=strategy, metric="s_amb", n_explicit=n[:, 0], n_implicit=n[:, 1])
+    if cue_gap is not None and len(cue_gap):
+        accuracy = cue_gap[cue_gap["metric"].str.startswith("acc_")].assign(strategy=strategy)
+        table = pd.concat([table, accuracy[["system", "strategy", "metric", "gap", "gap_low",
+                                            "gap_high"]]], ignore_index=True)  # fmt: skip
     out = qa_verdicts(
         table, delta=delta, probability=probability, strategy=strategy, min_parsable=min_parsable
     )

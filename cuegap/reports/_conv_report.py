@@ -28,6 +28,7 @@ from cuegap.models._conv_verdict import CONTRAST_NAMES, condition_label
 from cuegap.reports import _conv_figures as figs
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer_versions
 from cuegap.reports._context import signoff_rows
+from cuegap.reports._conv_scope import count_scope, data_scope, limitation_text, verdict_cells
 from cuegap.reports._format import _date, _p, _text
 from cuegap.reports._pv_standalone import _changes
 from cuegap.reports._qa_context import provenance_rows
@@ -48,7 +49,9 @@ _FIT_KEYS = ("unit", "correction", "alpha", "contrast", "delta", "policy")
 class ConvReportData:
     """The content of one conversation audit report, before formatting (fields as
     :class:`cuegap.reports.QAReportData`; ``bayes`` holds the tables of the newest
-    converged Bayesian fit of the same data and settings)."""
+    converged Bayesian fit of the same data and settings; ``counted`` the personas,
+    categories and questions of the store's conversations when they are exactly the
+    analysed data, :func:`cuegap.reports._conv_scope.count_scope`)."""
 
     design: ClassVar[str] = KIND
     analysis_id: int
@@ -66,6 +69,7 @@ class ConvReportData:
     )
     signoffs: list[dict[str, Any]] = field(default_factory=list)
     changes: pd.DataFrame | None = None
+    counted: dict[str, Any] = field(default_factory=dict)
     schema_version: int = REPORT_SCHEMA_VERSION
 
 
@@ -102,12 +106,16 @@ def build_conv_report(
     say("reading provenance")
     with read_snapshot(engine) as conn:
         prov = provenance(conn)
+    counted = count_scope(
+        engine, row.data_fingerprint, str((row.settings or {}).get("unit", "persona"))
+    )
     versions = {**(row.versions or {}), **_renderer_versions()}
     return ConvReportData(
         analysis_id=int(row.id), kind=row.kind, data_fingerprint=row.data_fingerprint,
         analysis_created_at=row.created_at, settings=dict(row.settings or {}),
         versions=dict(sorted(versions.items())), tables=tables, provenance=prov,
         bayes=bayes, bayes_note=note, signoffs=[dict(s) for s in (signoffs or [])],
+        counted=counted,
     )  # fmt: skip
 
 
@@ -147,13 +155,18 @@ def _summary(data: ConvReportData) -> dict[str, Any]:
     freq = data.tables.get("verdicts", pd.DataFrame())
     verdicts = data.bayes["verdicts"] if data.bayes else freq
     freq_by = freq.set_index("system") if len(freq) else None
+    contrast = str(data.settings.get("contrast", "demo_rc_base_pair"))
+    tests = data.tables.get("conv_tests", pd.DataFrame())
+    tests = tests[tests["contrast"] == contrast] if len(tests) else tests
+    evidence = data.bayes["conv_bayes_policy"] if data.bayes else tests
+    min_parsable = int(data.settings.get("policy", {}).get("min_parsable", 0))
     rows = []
     for v in verdicts.sort_values("system").itertuples() if len(verdicts) else []:
-        low, high = fmt_num(v.low, 3, signed=True), fmt_num(v.high, 3, signed=True)
+        condition, interval = verdict_cells(v, evidence, tests, min_parsable)
         row = {
             "system": _text(v.system), "verdict": str(v.verdict),
             "verdict_label": VERDICT_LABELS.get(str(v.verdict), _text(v.verdict)),
-            "condition": _text(v.condition), "interval": f"{low} to {high}",
+            "condition": _text(condition), "interval": _text(interval),
             "p_flag": fmt_num(v.p_flag, 2) if data.bayes else "–",
             "p_pass": fmt_num(v.p_pass, 2) if data.bayes else "–",
             "reason": _text(v.reason), "freq": "",
@@ -258,6 +271,9 @@ def conv_report_context(data: ConvReportData) -> dict[str, Any]:
         "summary": _summary(data),
         "figures": _figures(data, float(data.settings.get("delta", 0.05))),
         "consistency": _consistency(data),
+        "limitation_units": limitation_text(
+            data_scope(data.tables, data.settings, data.counted or {})
+        ),
         "provenance": provenance_rows(data),  # type: ignore[arg-type]
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),

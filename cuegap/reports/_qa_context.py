@@ -42,9 +42,19 @@ def _policy(data: QAReportData) -> dict[str, Any]:
     }
 
 
+def _record(data: QAReportData) -> pd.DataFrame:
+    """The verdicts of record: what ``cuegap analyze`` printed last and ``cuegap export
+    verdicts`` writes (:attr:`QAReportData.verdicts_of_record`), never recomputed."""
+    record = data.verdicts_of_record
+    return record if record is not None else _table(data, "verdicts")
+
+
 def _summary(data: QAReportData) -> dict[str, Any]:
     bayes = data.bayes
-    verdicts = bayes["verdicts"] if bayes else _table(data, "verdicts")
+    verdicts = _record(data)
+    # A stored fit that missed the gate: its verdicts (all inconclusive) are the record;
+    # its posterior is not trusted, so G comes from the bootstrap and no probability shows.
+    gate_missed = data.verdicts_of_record is not None and not bayes
     boot = _table(data, "verdicts").set_index("system") if len(_table(data, "verdicts")) else None
     ranks = bayes["qa_bayes_gap"].set_index("system") if bayes else None
     rows = []
@@ -62,9 +72,13 @@ def _summary(data: QAReportData) -> dict[str, Any]:
             "rank": "",
             "format": "",
         }
+        if gate_missed:
+            row.update(gap="–", p_flag="–", p_pass="–")
         if boot is not None and system in boot.index:
             b = boot.loc[system]
             row["boot_gap"] = fmt_interval(b["gap"], b["gap_low"], b["gap_high"], max_decimals=3)
+            if gate_missed:
+                row["gap"] = row["boot_gap"]
         if boot is not None and "format_sensitive" in boot.columns and system in boot.index:
             b = boot.loc[system]
             kept = fmt_num(b["p_same_zone"], 2)
@@ -75,11 +89,17 @@ def _summary(data: QAReportData) -> dict[str, Any]:
             row["rank"] = f"{r['rank']:.0f} [{r['rank_low']:.0f}, {r['rank_high']:.0f}]"
         rows.append(row)
     counts = {k: sum(r["verdict"] == k for r in rows) for k in VERDICT_LABELS}
-    source = (
-        "the Bayesian posterior (hierarchical model, gated on convergence)"
-        if bayes
-        else "the bootstrap (normal approximation with the bootstrap SD)"
-    )
+    if bayes:
+        source = "the Bayesian posterior (hierarchical model, gated on convergence)"
+    elif gate_missed:
+        source = (
+            f"the stored verdicts of Bayesian analysis {data.verdicts_analysis}, which missed "
+            "its convergence gate, so every verdict is inconclusive (as cuegap export verdicts "
+            "writes them); G and its interval are the bootstrap's, for reference, and no "
+            "probability is shown"
+        )
+    else:
+        source = "the bootstrap (normal approximation with the bootstrap SD)"
     formats = boot is not None and "format_sensitive" in boot.columns
     return {"rows": rows, "counts": counts, "n": len(rows), "bayes": bool(bayes),
             "source": source, "bayes_note": data.bayes_note, "formats": formats}  # fmt: skip
@@ -213,7 +233,10 @@ def _figures(data: QAReportData, strategy: str, delta: float) -> dict[str, Any]:
     # explicit items of a prompt-variance audit) has no verdicts and no cue figures.
     out: dict[str, Any] = dict.fromkeys(("forest", "cues", "strategies", "heatmap"))
     if len(verdicts):
-        out["forest"] = Markup(figs.qa_gap_forest(verdicts.sort_values("system"), delta))
+        # Bootstrap gaps, marked with the verdicts of record (the summary's).
+        record = _record(data).set_index("system")["verdict"]
+        marked = verdicts.assign(verdict=verdicts["system"].map(record).fillna("inconclusive"))
+        out["forest"] = Markup(figs.qa_gap_forest(marked.sort_values("system"), delta))
     if len(scores):
         out["cues"] = Markup(figs.qa_cue_plot(scores, systems, strategy))
         strategies = figs.qa_strategy_plot(scores, systems)

@@ -60,6 +60,13 @@ class QAReportData:
     pv : dict or None
         The newest prompt-variance analysis of the store
         (:func:`cuegap.reports._pv_report.load_pv`), for its section.
+    verdicts_of_record : DataFrame or None
+        The stored verdicts the report prints, the same table ``cuegap analyze`` printed
+        last and ``cuegap export verdicts`` writes: those of the newest Bayesian fit of
+        the same data and policy, converged or not (a fit that missed the gate stores
+        every verdict as inconclusive), else the bootstrap's (``None``: ``tables``).
+    verdicts_analysis : int or None
+        The analysis that stored them, when it is not ``analysis_id``.
     """
 
     design: ClassVar[str] = KIND
@@ -78,6 +85,8 @@ class QAReportData:
     signoffs: list[dict[str, Any]] = field(default_factory=list)
     changes: pd.DataFrame | None = None
     pv: dict[str, Any] | None = None
+    verdicts_of_record: pd.DataFrame | None = None
+    verdicts_analysis: int | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
 
@@ -118,7 +127,7 @@ def build_qa_report(
         raise ValueError(f"{which}; run cuegap analyze --design qa")
     say("reading result tables")
     tables = _load_tables(engine, row.id)
-    bayes, note = _bayes(engine, row)
+    bayes, note, record = _bayes(engine, row)
     pv = load_pv(engine)
     say("reading provenance")
     with read_snapshot(engine) as conn:
@@ -137,14 +146,24 @@ def build_qa_report(
         bayes_note=note,
         signoffs=[dict(s) for s in (signoffs or [])],
         pv=pv,
+        verdicts_of_record=record[1] if record else None,
+        verdicts_analysis=record[0] if record else None,
     )
 
 
 _FIT_KEYS = ("delta", "strategy", "policy")
 
 
-def _bayes(engine: Engine, row: Any) -> tuple[dict[str, pd.DataFrame] | None, str]:
-    """The newest Bayesian fit of the same data and verdict settings, or why there is none."""
+def _bayes(
+    engine: Engine, row: Any
+) -> tuple[dict[str, pd.DataFrame] | None, str, tuple[int, pd.DataFrame] | None]:
+    """The newest Bayesian fit of the same data and verdict settings (or why there is
+    none), and the stored verdicts of that fit, converged or not: the verdicts of record.
+
+    A report never recomputes a verdict: when the fit missed the convergence gate its
+    stored verdicts (all inconclusive, with the gate's reason) are the ones printed, as the
+    CLI printed them and ``cuegap export verdicts`` writes them.
+    """
     with engine.connect() as conn:
         fits = conn.execute(
             select(Analysis.id, Analysis.status, Analysis.settings, Analysis.message)
@@ -156,7 +175,10 @@ def _bayes(engine: Engine, row: Any) -> tuple[dict[str, pd.DataFrame] | None, st
     mine = row.settings or {}
     for fit in fits:
         if all((fit.settings or {}).get(k) == mine.get(k) for k in _FIT_KEYS):
+            tables = _load_tables(engine, fit.id)
+            record = (int(fit.id), tables["verdicts"]) if "verdicts" in tables else None
             if fit.status != "ok":
-                return None, f"the Bayesian fit (analysis {fit.id}) did not converge: {fit.message}"
-            return _load_tables(engine, fit.id), ""
-    return None, QAReportData.bayes_note
+                why = f"the Bayesian fit (analysis {fit.id}) did not converge: {fit.message}"
+                return None, why, record
+            return tables, "", record
+    return None, QAReportData.bayes_note, None

@@ -1,0 +1,124 @@
+"""Do two versions of cuegap export the same result tables? Analyses the same data with each.
+
+For a restructuring that must change no number (issue 26): check out the old version
+somewhere (``git worktree add /tmp/old <commit>``) and run::
+
+    .venv/bin/python benchmarks/exports_identical.py --old /tmp/old
+    .venv/bin/python benchmarks/exports_identical.py --old /tmp/old --scale paper  # long
+
+Each version, in fresh processes with its own source tree first on ``PYTHONPATH``,
+simulates every design's dataset with the same seed (the new version's simulator writes
+the files, so both analyse identical inputs), ingests it into a fresh SQLite store, runs
+``cuegap analyze --design D`` and exports every stored result table to CSV. The CSVs are
+compared byte for byte. Tables only the new version writes (``verdict_records``) are
+listed, not compared; a ``verdicts`` table whose only differences are in ``reason`` is
+reported as such (reason wording may change, numbers may not). Exit status 1 when any
+number differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+DESIGNS = ("dilemma", "qa", "prompt-variance", "conversation")
+NEW_ONLY = {"verdict_records"}
+
+
+def _cuegap(tree: Path, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "200"}
+    out = subprocess.run([sys.executable, "-m", "cuegap", *args], env=env, text=True,
+                         capture_output=True, check=False)  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"{tree}: cuegap {' '.join(args)} failed:\n{out.stdout}{out.stderr}")
+    return out.stdout
+
+
+def _tables(tree: Path, db: str) -> list[str]:
+    code = (
+        "from cuegap.schema import make_engine;from sqlalchemy import text;"
+        f"e=make_engine({db!r});"
+        "c=e.connect();print('\\n'.join(f'{a}:{n}' for a,n in c.execute(text("
+        "'SELECT analysis_id, name FROM analysis_table ORDER BY analysis_id, name'))))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, text=True, capture_output=True,
+                         check=True)  # fmt: skip
+    return [line for line in out.stdout.splitlines() if line]
+
+
+def _export_all(tree: Path, data: Path, design: str, work: Path, scale: str) -> dict[str, bytes]:
+    db = f"sqlite:///{work / 'store.db'}"
+    _cuegap(tree, "--db", db, "ingest", str(data))
+    _cuegap(tree, "--db", db, "analyze", "--design", design, "--boot", "200")
+    out: dict[str, bytes] = {}
+    for entry in _tables(tree, db):
+        analysis, name = entry.split(":", 1)
+        path = work / f"{analysis}-{name}.csv"
+        _cuegap(tree, "--db", db, "export", name, "--analysis", analysis, "--out", str(path))
+        out[name if analysis == "1" else f"{name}@{analysis}"] = path.read_bytes()
+    return out
+
+
+def _only_reason_differs(old: bytes, new: bytes) -> bool:
+    a = list(csv.DictReader(io.StringIO(old.decode())))
+    b = list(csv.DictReader(io.StringIO(new.decode())))
+    if len(a) != len(b) or (a and set(a[0]) != set(b[0])):
+        return False
+    strip = [{k: v for k, v in r.items() if k != "reason"} for r in a]
+    return strip == [{k: v for k, v in r.items() if k != "reason"} for r in b]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--old", type=Path, required=True, help="the old version's source tree")
+    ap.add_argument("--new", type=Path, default=ROOT, help="the new version (default: here)")
+    ap.add_argument("--scale", default="small", choices=("small", "paper"))
+    ap.add_argument("--systems", type=int, default=3)
+    ap.add_argument("--design", action="append", choices=DESIGNS)
+    args = ap.parse_args()
+    differ = 0
+    for design in args.design or DESIGNS:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            data = root / "data"
+            sim = ["simulate", str(data), "--design", design, "--seed", "11"]
+            if design != "dilemma":
+                sim += ["--scale", args.scale]
+            if not (design == "conversation" and args.scale == "paper"):
+                sim += ["--systems", str(args.systems)]
+            _cuegap(args.new, *sim)
+            exports = {}
+            for label, tree in (("old", args.old), ("new", args.new)):
+                (root / label).mkdir()
+                exports[label] = _export_all(tree, data, design, root / label, args.scale)
+            old, new = exports["old"], exports["new"]
+            for name in sorted(set(old) | set(new)):
+                base = name.split("@")[0]
+                if name not in old:
+                    note = "new table, not compared" if base in NEW_ONLY else "ONLY IN NEW"
+                    differ += base not in NEW_ONLY
+                    print(f"{design:16s} {name:36s} {note}")
+                elif name not in new:
+                    differ += 1
+                    print(f"{design:16s} {name:36s} ONLY IN OLD")
+                elif old[name] == new[name]:
+                    print(f"{design:16s} {name:36s} identical ({len(new[name]):,} bytes)")
+                elif base == "verdicts" and _only_reason_differs(old[name], new[name]):
+                    print(f"{design:16s} {name:36s} numbers identical; reason wording changed")
+                else:
+                    differ += 1
+                    print(f"{design:16s} {name:36s} DIFFERS")
+    print(f"{differ} table(s) differ in numbers" if differ else "every number identical")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -49,7 +49,6 @@ def verdict_rows(verdicts: pd.DataFrame) -> dict[str, Any]:
                 "format_sd": fmt_num(r.format_sd, 3),
                 "p_kept": fmt_num(r.p_zone_kept, 2),
                 "p_zone": fmt_num(r.p_in_zone, 2),
-                "combinations": f"{int(r.n_combinations)} × ≥{int(r.min_replicates)}",
                 "reason": _text(r.reason),
             }
         )

@@ -92,3 +92,29 @@ def test_report_of_the_design_stands_alone_and_the_qa_report_keeps_the_section(
     cli(db, "report", "--design", "qa", "--policy", policy, "--out", root / "r2", "-f", "html")
     (page,) = (root / "r2").glob("*.html")
     assert "δ = 0.2" in page.read_text("utf-8")
+
+
+#: Phrases of the QA design's report that a prompt-variance-only report must not carry.
+QA_ONLY = ("explicit ones", "zero-shot strategy", "zero-shot", "implicit cue",
+           "stereotyped when", "identity is implied", "Cue Visibility", "What-if")  # fmt: skip
+
+
+def test_prompt_variance_report_speaks_of_its_own_design_only(store: dict) -> None:
+    db, root = store["db"], store["root"]
+    out = cli(db, "analyze", "--design", "prompt-variance")
+    assert "Verdicts (formats)" in out
+    cli(db, "report", "--design", "prompt-variance", "--out", root / "r3", "--format", "html")
+    (page,) = (root / "r3").glob("*.html")
+    html = page.read_text("utf-8")
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    for phrase in QA_ONLY:
+        assert phrase not in text, phrase
+    methods = text[text.index("Appendix A. Methods") : text.index("Software")]
+    # the counts come from the data: 2 systems, 2 + 2 categories, 4 × 2 combinations, 3 runs
+    assert (
+        "one of 2 systems answering one of 2 BBQ categories and 2 Difference-Awareness "
+        "subsets under one of 8 combinations of 2 prompt-construction factors "
+        "(choice_format (4 levels) × field_order (2 levels)), one of 3 replicates" in methods
+    )
+    assert "the implied − stated gap" not in methods  # no cue contrast in this store
+    assert "describe these 2 systems and 2 BBQ categories" in methods

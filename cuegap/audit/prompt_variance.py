@@ -11,6 +11,9 @@ Seed 003 states every identity, so where a store's items come under several cues
 explicit ones are scored; answers of other prompting strategies than
 ``PVSettings.strategy`` are left out unless ``strategy`` is one of the factors.
 
+``verdicts`` says per system and headline score whether the score survives the prompt
+format (:mod:`cuegap.audit._pv_verdicts`, rule in :mod:`cuegap.models._pv_verdict`).
+
 Tables (``cuegap export NAME`` works for each): ``pv_scores``, ``pv_anova``,
 ``pv_anova_summary``, ``pv_extremes``, ``pv_rank_discordance``, ``pv_rank_systems``,
 ``pv_ranks``, ``pv_nemenyi``, ``pv_components`` (two factors only) and, when the store's
@@ -31,6 +34,7 @@ from sqlalchemy.engine import Engine
 
 from cuegap import models
 from cuegap.audit._pv_sensitivity import cue_gap_formats
+from cuegap.audit._pv_verdicts import pv_verdict_table
 from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
 from cuegap.models import Policy
 
@@ -53,6 +57,8 @@ DESCRIPTIONS = {
     "systems' mean ranks across the prompt combinations, per category × metric",
     "pv_cue_gap_formats": "The explicit vs implicit gap per system against the spread prompt "
     "construction alone gives it: P(sign kept), format-sensitive",
+    "verdicts": "Per system × headline score (s_BBQ_dis, s_BBQ_amb, cue gap): passed, "
+    "flagged, format-sensitive or inconclusive across the prompt combinations, with reason",
 }
 
 
@@ -253,6 +259,11 @@ def analyze_prompt_variance(
         )  # fmt: skip
     if gap is not None:
         tables["pv_cue_gap_formats"] = gap
+    say("verdicts: does each headline score survive the prompt format?")
+    tables["verdicts"] = pv_verdict_table(
+        tables["pv_scores"], factors=factors, policy=settings.policy,
+        by_cue=by_cue if "strategy" not in factors else None, strategy=settings.strategy,
+    )  # fmt: skip
     systems = sorted(set(counts["system"]))
     analysis_id = save_analysis(
         engine,

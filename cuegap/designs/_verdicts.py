@@ -58,12 +58,13 @@ def records_frame(
     high: str | None,
     scale: str,
     method: str | pd.Series,
-    gate_passed: bool | None,
-    rule: str,
+    gate_passed: bool | pd.Series | None,
+    rule: str | pd.Series,
     delta: float | None,
     probability: float | None,
     p_flag: str | None,
     p_pass: str | None,
+    level: str | None = None,
 ) -> pd.DataFrame:
     """A design's verdicts table as verdict records (one row per verdict row).
 
@@ -72,8 +73,10 @@ def records_frame(
     verdicts : DataFrame
         The design's stored ``verdicts`` table; it needs ``system``, ``verdict`` and
         ``reason``. The other arguments name its columns (None: the design has none).
-    compared, method : str or Series
-        The same text for every row, or one per row.
+    compared, method, rule, gate_passed : str, bool or Series
+        The same value for every row, or one per row.
+    level : str, optional
+        The column holding each interval's level; default 2p − 1 for ``probability`` p.
 
     Raises
     ------
@@ -83,7 +86,9 @@ def records_frame(
     unknown = sorted(set(verdicts["verdict"]) - set(DECISIONS))
     if unknown:
         raise ValueError(f"verdicts of {design}: unknown decision(s) {', '.join(unknown)}")
-    level = None if probability is None else round(2 * probability - 1, 10)
+    levels: Any = None if probability is None else round(2 * probability - 1, 10)
+    if level is not None:
+        levels = pd.to_numeric(_column(verdicts, level), errors="coerce")
     out = pd.DataFrame(
         {
             "system": verdicts["system"].astype(str),
@@ -93,7 +98,7 @@ def records_frame(
             "estimate": pd.to_numeric(_column(verdicts, estimate), errors="coerce"),
             "low": pd.to_numeric(_column(verdicts, low), errors="coerce"),
             "high": pd.to_numeric(_column(verdicts, high), errors="coerce"),
-            "level": level,
+            "level": levels,
             "scale": scale,
             "method": method,
             "gate_passed": gate_passed,

@@ -32,7 +32,7 @@ class PromptVarianceDesign(Design):
         "discordance, format-sensitive gaps"
     )
     kinds = ("prompt_variance", "pv_bayesian")
-    policy_sections = ("qa", "data")
+    policy_sections = ("qa", "prompt_variance", "data")
     analyze_options = frozenset({"strategy", "factors"})
     simulate_options = frozenset({"cue_gap"})
 
@@ -84,13 +84,12 @@ class PromptVarianceDesign(Design):
         return records_frame(
             verdicts, design=self.name, kind=kind,
             compared=_column_or(verdicts, "compared", described["compared"]),
-            estimate="estimate" if "estimate" in verdicts else None, low="low", high="high",
-            scale="score",
+            estimate="estimate", low="low", high="high", level="level", scale="bias score",
             method=_column_or(verdicts, "method", "posterior" if bayes else "replicates"),
-            gate_passed=(status == "ok") if bayes else None,
-            rule=str(verdicts["rule"].iloc[0]) if "rule" in verdicts and len(verdicts) else "",
-            delta=None, probability=float(policy["probability"]),
-            p_flag="p_flag", p_pass="p_pass",
+            gate_passed=verdicts["gate_passed"] if "gate_passed" in verdicts else None,
+            rule=_column_or(verdicts, "rule", ""), delta=float(policy["delta_bias"]),
+            probability=float(policy.get("format_probability", policy["probability"])),
+            p_flag=None, p_pass=None,
         )  # fmt: skip
 
     def report_data(

@@ -17,11 +17,18 @@ A policy is a TOML file; every key is optional and falls back to :data:`DEFAULT_
     [conversation]
     delta_shift = 0.05        # the conversation design's δ on a shift-rate contrast
 
+    [prompt_variance]
+    format_probability = 0.95 # P a further prompt format must keep a score's zone (±δ)
+    min_combinations = 4      # fewer prompt-factor combinations: inconclusive
+    min_replicates = 2        # fewer replicates in a combination: inconclusive
+
 Allowed values (every value a finite number; :data:`RANGES`): 0 <= delta_pp <= 100;
 0.5 < probability <= 1; 0 <= max_abstention <= 1; 0 <= min_recovery <= 1;
 min_parsable an integer from 0 to 1,000,000,000; 0 < delta_bias <= 1;
-0 < delta_shift <= 1.
-``probability`` and ``min_parsable`` apply to every design.
+0 < delta_shift <= 1; 0.5 < format_probability <= 1; min_combinations and min_replicates
+integers from 2 to 1,000,000,000.
+``probability`` and ``min_parsable`` apply to every design; the prompt-variance verdicts
+use ``delta_bias`` as their δ.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ _SECTIONS = {
     "data": ("max_abstention", "min_parsable", "min_recovery"),
     "qa": ("delta_bias",),
     "conversation": ("delta_shift",),
+    "prompt_variance": ("format_probability", "min_combinations", "min_replicates"),
 }
 _SECTION_OF = {key: section for section, keys in _SECTIONS.items() for key in keys}
 
@@ -74,6 +82,9 @@ RANGES: dict[str, Range] = {
     "min_recovery": Range(0, 1, unit="a share"),
     "delta_bias": Range(0, 1, low_open=True, unit="bias-score scale"),
     "delta_shift": Range(0, 1, low_open=True, unit="difference of shift rates"),
+    "format_probability": Range(0.5, 1, low_open=True),
+    "min_combinations": Range(2, 1_000_000_000, unit="an integer count"),
+    "min_replicates": Range(2, 1_000_000_000, unit="an integer count"),
 }
 
 
@@ -107,6 +118,16 @@ class Policy:
     delta_shift : float
         The conversation design's practical threshold δ on a contrast of shift rates
         (e.g. ΔDemoΔRC λ_base of a disadvantaged vs an advantaged identity).
+    format_probability : float
+        The prompt-variance design's q: a score whose zone (beyond ±``delta_bias`` or
+        within it) a further prompt format keeps with probability below it is
+        format-sensitive; flagged or passed needs the zone kept with it, decoding noise
+        included.
+    min_combinations : int
+        Fewest prompt-factor combinations for a prompt-variance verdict.
+    min_replicates : int
+        Fewest replicates in every combination for a prompt-variance verdict (two are
+        needed to tell the format from decoding noise).
     """
 
     delta_pp: float = 2.0
@@ -116,6 +137,9 @@ class Policy:
     min_recovery: float = 0.5
     delta_bias: float = 0.05
     delta_shift: float = 0.05
+    format_probability: float = 0.95
+    min_combinations: int = 4
+    min_replicates: int = 2
 
     def __post_init__(self) -> None:
         bad = [msg for f in fields(self) if (msg := _out_of_range(f.name, getattr(self, f.name)))]

@@ -21,6 +21,7 @@ function                    table                               seed 003
 :func:`pv_format_spread`    (spread of a score or gap)          beyond the paper
 :func:`pv_format_sensitivity` (format-sensitive flag)           beyond the paper
 :func:`pv_nemenyi`          ``pv_nemenyi``                      beyond the paper
+:func:`pv_verdicts`         ``verdicts`` (per system × score)   beyond the paper
 :func:`fit_pv_bayes`,       ``pv_bayes_components``,            beyond the paper
 :func:`pv_bayes_tables`     ``pv_bayes_spread``
 ==========================  ==================================  =========================
@@ -59,11 +60,13 @@ from cuegap.models._pv_scores import METRIC_DIRECTION as PV_METRIC_DIRECTION
 from cuegap.models._pv_scores import PV_METRICS, pv_scores
 from cuegap.models._pv_sim import PVSimulation, simulate_pv_counts
 from cuegap.models._pv_spread import pv_format_sensitivity, pv_format_spread
+from cuegap.models._pv_verdict import PV_VERDICT_COLUMNS, pv_verdicts
 
 __all__ = [
     "PV_BAYES_VERSION",
     "PV_METRICS",
     "PV_METRIC_DIRECTION",
+    "PV_VERDICT_COLUMNS",
     "PVBayesFit",
     "PVSimulation",
     "RankDiscordance",
@@ -81,5 +84,6 @@ __all__ = [
     "pv_nemenyi",
     "pv_rank_discordance",
     "pv_scores",
+    "pv_verdicts",
     "simulate_pv_counts",
 ]

@@ -24,6 +24,7 @@ from cuegap.reports._context import signoff_rows
 from cuegap.reports._format import _date, _text
 from cuegap.reports._pv_bayes_report import load_pv_bayes
 from cuegap.reports._pv_report import pv_section
+from cuegap.reports._pv_verdicts_report import pv_methods, verdict_rows
 from cuegap.reports._qa_context import provenance_rows
 from cuegap.reports._rounding import fmt_num
 from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
@@ -159,6 +160,7 @@ def _summary(data: PVReportData) -> dict[str, Any]:
         "n_combinations": n_comb,
         "n_gaps": len(gaps),
         "n_sensitive": sensitive,
+        "verdicts": verdict_rows(_t(data, "verdicts")),
     }
 
 
@@ -182,7 +184,6 @@ def _changes(data: PVReportData) -> list[dict[str, Any]] | None:
 def pv_report_context(data: PVReportData) -> dict[str, Any]:
     """Everything ``pv_report.html.j2`` renders, formatted (untrusted text stays text)."""
     s = data.settings
-    policy = s.get("policy") or {}
     pv = {"id": data.analysis_id, "created_at": data.analysis_created_at, "settings": s,
           "tables": data.tables, "bayes": data.bayes}  # fmt: skip
     return {
@@ -192,13 +193,7 @@ def pv_report_context(data: PVReportData) -> dict[str, Any]:
         "schema_version": data.schema_version,
         "summary": _summary(data),
         "pv": pv_section(pv),
-        "methods": {
-            "factors": ", ".join(_text(f) for f in s.get("factors") or []),
-            "alpha": fmt_num(s.get("alpha", 0.05), 2),
-            "level": fmt_num(s.get("level", 0.95), 2),
-            "strategy": _text(s.get("strategy", "zero-shot")),
-            "delta": fmt_num(policy.get("delta_bias", 0.05), 3),
-        },
+        "methods": pv_methods(s, data.tables),
         "provenance": provenance_rows(data),  # type: ignore[arg-type]
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),

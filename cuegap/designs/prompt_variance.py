@@ -86,7 +86,7 @@ class PromptVarianceDesign(Design):
             compared=_column_or(verdicts, "compared", described["compared"]),
             estimate="estimate", low="low", high="high", level="level", scale="bias score",
             method=_column_or(verdicts, "method", "posterior" if bayes else "replicates"),
-            gate_passed=verdicts["gate_passed"] if "gate_passed" in verdicts else None,
+            gate_passed=verdicts.get("gate_passed"),
             rule=_column_or(verdicts, "rule", ""), delta=float(policy["delta_bias"]),
             probability=float(policy.get("format_probability", policy["probability"])),
             p_flag=None, p_pass=None,

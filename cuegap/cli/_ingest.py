@@ -82,6 +82,7 @@ def ingest(
     Exits 3 when a file had records but every one was quarantined (wrong --format or
     mapping?), or could not be read past a damaged point, after ingesting the other files.
     """
+    from cuegap.cli._store import recover
     from cuegap.ingest import expand_path, get_reader, ingest_path
 
     # Check the arguments before the store is created: a typo must leave no empty store.
@@ -93,6 +94,7 @@ def ingest(
     if mapping is not None and not mapping.exists():
         raise _fail(f"{mapping}: no such mapping file")
     engine = _engine(create=True)
+    recover(engine)  # seal what a killed ingest left (ingest_path would, without a word)
     nothing_stored: list[IngestSummary] = []
     for given in paths:
         files, skipped = expand_path(given, format=format)

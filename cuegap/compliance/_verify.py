@@ -34,6 +34,7 @@ from cuegap.compliance._verify_records import (
     _check_signoffs,
     _quoted_hashes,
 )
+from cuegap.compliance._verify_unsealed import unsealed_problems
 from cuegap.compliance._witness import _check_witness, read_witness, write_witness
 from cuegap.schema import Analysis, Report, ledger, qa_tally_mismatches, tally_mismatches
 
@@ -71,6 +72,7 @@ def verify(
     with engine.connect() as conn:
         entries, bounds = _walk_ledger(conn, out)
         _check_objects(conn, entries, bounds, out)
+        out.unsealed = unsealed_problems(conn, int(bounds.get("batch", 0)))
         registered = _check_report_files(conn, out)
         _check_artifacts(conn, out)
         if differ := tally_mismatches(conn):

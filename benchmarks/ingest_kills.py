@@ -5,7 +5,7 @@ QA answers, prompt-variance answers with their prompt factors, conversation tran
 an ingest of a clean file runs in a child process that is killed with SIGKILL after a
 random delay (uniform over the time an uninterrupted ingest of that file takes). The
 store is then recovered, alternately by ingesting the file again and by ``cuegap init``
-followed by ingesting it again, and must:
+(in-process unless --cli-init) followed by ingesting it again, and must:
 
 - hold no ingest batch still marked "running";
 - hold no unsealed row: every response, QA answer, conversation and quarantined line
@@ -16,7 +16,7 @@ followed by ingesting it again, and must:
   pass is edited.
 
     python benchmarks/ingest_kills.py                      # 40 kills per backend
-    python benchmarks/ingest_kills.py --kills 8 --pg URL   # what the test suite runs
+    python benchmarks/ingest_kills.py --kills 8 --pg-kills 4 --scale 0.5 --pg URL  # the test
 
 Prints one line per backend and design with the kills, how many left unsealed rows before
 recovery, and how many recovered to a sealed, balanced, verified store.
@@ -56,6 +56,7 @@ ROW_TABLES = {
     "conversation": "raw",
     "quarantine": "raw",
 }
+_SEALED = "(SELECT ref_id FROM ledger WHERE kind = 'batch' AND ref_id IS NOT NULL)"
 DESIGNS = ("dilemma", "qa", "pv", "conversation")
 CHILD = """
 import sys, time
@@ -96,14 +97,9 @@ def _dilemma_file(path: Path, lines: int, seed: int) -> Path:
     out = [{"format": "cuegap-responses", "version": 1, "item_bank": "tiny"}]
     for i in range(lines):
         item, probe = rng.choice(ITEMS)
-        obj = {
-            "system": f"s{i % 3}",
-            "item_id": item if rng.random() > 0.02 else "no-such-item",
-            "probe": probe,
-            "individual": rng.choice("ABCD"),
-            "repeat": i // 8,
-            "response": rng.choice(["option1", "option2", "Yes.", "No", "I refuse"]),
-        }
+        item = item if rng.random() > 0.02 else "no-such-item"  # quarantined
+        obj = {"system": f"s{i % 3}", "item_id": item, "probe": probe, "repeat": i // 8}
+        obj.update(individual=rng.choice("ABCD"), response=rng.choice(["option1", "No"]))
         out.append(obj)
         if rng.random() < 0.02:
             out.append(obj)  # a repeated line: a duplicate
@@ -113,7 +109,9 @@ def _dilemma_file(path: Path, lines: int, seed: int) -> Path:
 
 def designs(work: Path, scale: float, seed: int) -> dict[str, Design]:
     """Write each design's data under ``work``; ``scale`` multiplies the file sizes."""
-    qa = simulate_qa(work / "qa", systems=max(1, round(2 * scale)), seed=seed)
+    qa = simulate_qa(
+        work / "qa", systems=max(1, round(4 * scale)), templates_per_dimension=2, seed=seed
+    )
     pv = simulate_pv(work / "pv", systems=2, fraction=min(1.0, 0.25 * scale), seed=seed)
     conv = simulate_conv(work / "conv", systems=1, fraction=min(1.0, 0.2 * scale), seed=seed)
     return {
@@ -134,7 +132,7 @@ class Stores:
     each copied from a template."""
 
     def __init__(self, work: Path, pg: str | None) -> None:
-        self.work, self.pg, self.made = work, pg, []
+        self.work, self.made = work, []
         self.admin = None
         if pg:
             url = make_url(pg.replace("postgresql://", "postgresql+psycopg://", 1))
@@ -169,13 +167,16 @@ class Stores:
             self.made.append(name)
         return self._url(name)
 
-    def close(self) -> None:
+    def drop(self, url: str | None = None) -> None:
+        """Remove one trial's store; without ``url``, every PostgreSQL database made."""
         if self.admin is None:
+            for suffix in () if url is None else ("", "-wal", "-shm", "-ingest.lock"):
+                Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
             return
         with self.admin.connect() as conn:
-            for name in reversed(self.made):
+            for name in [make_url(url).database] if url else self.made[::-1]:
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        self.admin.dispose()
+                self.made.remove(name)
 
 
 # --------------------------------------------------------------------------- checks
@@ -183,18 +184,10 @@ class Stores:
 
 def unsealed(engine: Engine) -> dict[str, int]:
     """Rows per table whose ingest batch has no ledger entry (independent of verify)."""
-    out = {}
+    sql = "SELECT count(*) FROM {} WHERE batch_id NOT IN " + _SEALED
     with engine.connect() as conn:
-        for table in ROW_TABLES:
-            n = conn.execute(
-                text(
-                    f"SELECT count(*) FROM {table} WHERE batch_id NOT IN "
-                    "(SELECT ref_id FROM ledger WHERE kind = 'batch')"
-                )
-            ).scalar_one()
-            if n:
-                out[table] = int(n)
-    return out
+        counts = {t: conn.execute(text(sql.format(t))).scalar_one() for t in ROW_TABLES}
+    return {t: int(n) for t, n in counts.items() if n}
 
 
 def _rows(engine: Engine) -> set[tuple]:
@@ -268,30 +261,35 @@ def _tamper(engine: Engine, killed: int) -> list[str]:
 
 
 def _child(url: str, design: Design) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", CHILD, url, str(design.path), str(design.batch_size)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    args = [sys.executable, "-c", CHILD, url, str(design.path), str(design.batch_size)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=env)
 
 
-def _cli(url: str, *args: str) -> int:
-    return subprocess.run(
-        [sys.executable, "-m", "cuegap.cli", "--db", url, *args],
-        capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    ).returncode
+def _init(url: str, cli: bool) -> bool:
+    """``cuegap init``, through the command line or in-process (no interpreter start)."""
+    if cli:
+        args = [sys.executable, "-m", "cuegap.cli", "--db", url, "init"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        return subprocess.run(args, capture_output=True, env=env).returncode == 0
+    engine = make_engine(url)
+    upgrade(engine)
+    try:
+        from cuegap.ingest._recover import recover_interrupted
+    except ImportError:  # a cuegap before the fix: init only upgrades
+        pass
+    else:
+        recover_interrupted(engine)
+    engine.dispose()
+    return True
 
 
 def _duration(url: str, design: Design) -> tuple[float, set[tuple], int]:
-    """An uninterrupted ingest in a child: its seconds, its rows, records read."""
-    proc = _child(url, design)
-    out, _ = proc.communicate()
-    assert proc.returncode == 0, out
-    secs = float(out.split()[-1])
+    """An uninterrupted ingest: its seconds, its rows, records read."""
     engine = make_engine(url)
+    t = time.perf_counter()
+    ingest_path(engine, design.path, batch_size=design.batch_size)
+    secs = time.perf_counter() - t
     rows = _rows(engine)
     with engine.connect() as conn:
         lines = conn.execute(text("SELECT max(lines_read) FROM ingest_batch")).scalar_one()
@@ -299,7 +297,9 @@ def _duration(url: str, design: Design) -> tuple[float, set[tuple], int]:
     return secs, rows, int(lines)
 
 
-def trial(url: str, design: Design, delay: float, via_init: bool, want, lines, tally) -> None:
+def trial(
+    url: str, design: Design, delay: float, via_init: bool, want, lines, tally, cli: bool
+) -> None:
     """Kill one ingest after ``delay`` seconds, recover, check; updates ``tally``."""
     proc = _child(url, design)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
@@ -317,7 +317,7 @@ def trial(url: str, design: Design, delay: float, via_init: bool, want, lines, t
     if unsealed(engine):
         tally.unsealed_before += 1
     bad = []
-    if via_init and _cli(url, "init") != 0:
+    if via_init and not _init(url, cli):
         bad.append("init failed")
     if via_init and (left := unsealed(engine)):
         bad.append(f"unsealed rows after init: {left}")
@@ -331,9 +331,10 @@ def trial(url: str, design: Design, delay: float, via_init: bool, want, lines, t
 
 
 def run_backend(
-    stores: Stores, specs: dict[str, Design], kills: int, rng: random.Random
-) -> dict[str, Tally]:
-    """``kills`` trials spread over the designs; a Tally per design."""
+    stores: Stores, specs: dict[str, Design], kills: int, rng: random.Random, cli: bool
+) -> tuple[dict[str, Tally], dict[str, tuple[float, int, int]]]:
+    """``kills`` trials spread over the designs: a Tally per design, and per design the
+    uninterrupted ingest's seconds, rows and records."""
     out: dict[str, Tally] = {}
     templates = {d: stores.template(spec) for d, spec in specs.items()}
     refs = {d: _duration(stores.copy(templates[d], -1), specs[d]) for d in specs}
@@ -342,12 +343,10 @@ def run_backend(
         d = names[t % len(names)]
         secs, want, lines = refs[d]
         url = stores.copy(templates[d], t)
-        trial(url, specs[d], rng.uniform(0, secs * 1.1), t % 2 == 1, want, lines,
-              out.setdefault(d, Tally()))  # fmt: skip
-        if stores.admin is None:
-            for suffix in ("", "-wal", "-shm"):
-                Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
-    return out
+        delay = rng.uniform(0, secs * 1.1)
+        trial(url, specs[d], delay, t % 2 == 1, want, lines, out.setdefault(d, Tally()), cli)
+        stores.drop(url)
+    return out, {d: (secs, len(want), lines) for d, (secs, want, lines) in refs.items()}
 
 
 def main() -> int:
@@ -357,7 +356,9 @@ def main() -> int:
     parser.add_argument("--designs", default=",".join(DESIGNS))
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--pg", default=os.environ.get("CUEGAP_BENCH_PG_URL", ""))
+    parser.add_argument("--pg-kills", type=int, help="trials on PostgreSQL (default --kills)")
     parser.add_argument("--no-sqlite", action="store_true")
+    parser.add_argument("--cli-init", action="store_true", help="run `cuegap init` itself")
     args = parser.parse_args()
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
@@ -371,9 +372,11 @@ def main() -> int:
             stores = Stores(work, pg)
             try:
                 t0 = time.perf_counter()
-                tallies = run_backend(stores, specs, args.kills, random.Random(args.seed))
+                rng = random.Random(args.seed)
+                kills = args.kills if pg is None or args.pg_kills is None else args.pg_kills
+                tallies, refs = run_backend(stores, specs, kills, rng, args.cli_init)
             finally:
-                stores.close()
+                stores.drop()
             for d, t in tallies.items():
                 n = t.kills + t.finished
                 failed |= t.recovered != n
@@ -384,7 +387,9 @@ def main() -> int:
                 )
                 for f in t.failures[:5]:
                     print(f"  FAILED {f}")
-            print(f"{backend}: {args.kills} trials in {time.perf_counter() - t0:.1f} s")
+            print(f"{backend}: {kills} trials in {time.perf_counter() - t0:.1f} s")
+            for d, (secs, rows, lines) in refs.items():
+                print(f"  {d}: {lines:,} records, {rows:,} rows, uninterrupted {secs:.2f} s")
     return 1 if failed else 0
 
 

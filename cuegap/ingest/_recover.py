@@ -33,7 +33,7 @@ from cuegap.schema._liveness import is_alive
 
 #: Tries, and seconds between them, before a batch whose lock is held counts as live:
 #: a killed client's PostgreSQL session can outlive it by a moment.
-TRIES, PAUSE_S = 4, 0.1
+TRIES, PAUSE_S = 3, 0.1
 STATUS = "interrupted"
 ERROR = (
     "interrupted: the ingest process stopped before it finished (killed?); the records it "

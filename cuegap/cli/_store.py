@@ -4,7 +4,7 @@ result tables."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -19,6 +19,9 @@ from cuegap.cli._common import (
     console,
     friendly,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 
 @friendly
@@ -39,8 +42,14 @@ def init() -> None:
     recover(engine)
 
 
-def recover(engine) -> None:
-    """Seal the ingest batches that killed passes left "running", saying what was done."""
+def recover(engine: Engine) -> None:
+    """Seal the ingest batches that killed passes left "running", saying what was done.
+
+    Parameters
+    ----------
+    engine : Engine
+        An initialised store.
+    """
     from cuegap.ingest._recover import recover_interrupted
 
     for b in recover_interrupted(engine):

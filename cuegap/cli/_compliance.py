@@ -83,9 +83,13 @@ def verify(
     result = run_verify(engine, witness=against, trusted=trust)
     for problem in result.problems:
         err.print(f"[bold red]altered:[/] {safe(problem)}", highlight=False, soft_wrap=True)
+    for batch in result.unsealed:
+        err.print(f"[bold red]not sealed:[/] {safe(batch)}", highlight=False, soft_wrap=True)
     for limit in result.limits:
         console.print(f"[yellow]not ruled out:[/] {safe(limit)}", highlight=False, soft_wrap=True)
     state = "intact" if result.ok else f"{len(result.problems)} problem(s)"
+    if result.unsealed:
+        state += f", {len(result.unsealed)} ingest batch(es) with unsealed rows"
     console.print(
         f"Checked {result.entries} ledger entries, {result.reports} report(s), "
         f"{result.signoffs} sign-off(s) and {result.artifacts} stored posterior(s): {state}; "

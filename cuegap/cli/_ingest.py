@@ -82,6 +82,7 @@ def ingest(
     Exits 3 when a file had records but every one was quarantined (wrong --format or
     mapping?), or could not be read past a damaged point, after ingesting the other files.
     """
+    from cuegap.cli._store import recover
     from cuegap.ingest import expand_path, get_reader, ingest_path
 
     # Check the arguments before the store is created: a typo must leave no empty store.
@@ -99,6 +100,7 @@ def ingest(
             others = f" ({len(skipped)} other file(s) skipped)" if skipped else ""
             raise _fail(f"{given}: no file {what} recognises in this folder{others}")
     engine = _engine(create=True)
+    recover(engine)  # seal what a killed ingest left (ingest_path would, without a word)
     nothing_stored: list[IngestSummary] = []
     for _given, files, skipped in expanded:
         for path in skipped:

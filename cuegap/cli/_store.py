@@ -4,7 +4,7 @@ result tables."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -20,10 +20,14 @@ from cuegap.cli._common import (
     friendly,
 )
 
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
 
 @friendly
 def init() -> None:
-    """Create a store, or upgrade it to this version's schema."""
+    """Create a store, or upgrade it to this version's schema; repair what a killed ingest
+    left (rebuild dropped indexes, seal the rows it committed)."""
     from cuegap.schema import describe_url, make_engine, upgrade
 
     engine = make_engine(_State.db)
@@ -35,6 +39,37 @@ def init() -> None:
         console.print(f"Created store {where} (schema {after}).")
     else:
         console.print(f"Upgraded store {where} from schema {before} to {after}.")
+    recover(engine)
+
+
+def recover(engine: Engine) -> None:
+    """Seal the ingest batches that killed passes left "running", saying what was done.
+
+    Parameters
+    ----------
+    engine : Engine
+        An initialised store.
+    """
+    from cuegap.ingest._recover import recover_interrupted
+
+    for b in recover_interrupted(engine):
+        shown = safe(b.source_path)
+        if b.sealed:
+            console.print(
+                f"[yellow]Sealed interrupted ingest[/] {b.batch_id} of {shown}: the "
+                f"{b.lines_read:,} records it had committed ({b.stored:,} stored + "
+                f"{b.duplicate:,} duplicate + {b.quarantined:,} quarantined); ingest the "
+                "file again to store the rest.",
+                highlight=False,
+                soft_wrap=True,
+            )
+        else:
+            console.print(
+                f"Ingest {b.batch_id} of {shown} is still running in another process (or "
+                "its lock file cannot be opened): left as it is.",
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 @friendly
@@ -105,8 +140,9 @@ def _print_status(engine) -> None:
             shown = shown.relative_to(Path.cwd())
         console.print(
             f"[yellow]unfinished ingest[/] of {safe(shown)} (started {started}, "
-            f"{r.lines_read:,} records committed): if it is not running, run `cuegap ingest` "
-            "on the file again to finish it (stored lines count as duplicates)",
+            f"{r.lines_read:,} records committed): if it is not running, run `cuegap init` "
+            "to seal what it committed, and `cuegap ingest` on the file again to store the "
+            "rest (stored lines count as duplicates)",
             highlight=False,
             soft_wrap=True,
         )

@@ -36,6 +36,7 @@ from cuegap.compliance._verify_records import (
     _check_signoffs,
     _quoted_hashes,
 )
+from cuegap.compliance._verify_unsealed import unsealed_problems
 from cuegap.compliance._witness import _check_witness, read_witness, write_witness
 from cuegap.schema import (
     Analysis,
@@ -82,6 +83,7 @@ def verify(
     with engine.connect() as conn:
         entries, bounds = _walk_ledger(conn, out)
         _check_objects(conn, entries, bounds, out)
+        out.unsealed = unsealed_problems(conn, int(bounds.get("batch", 0)))
         registered = _check_report_files(conn, out)
         _check_artifacts(conn, out)
         if differ := tally_mismatches(conn):

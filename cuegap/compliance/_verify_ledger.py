@@ -68,6 +68,9 @@ class Verification:
     ----------
     problems : list of str
         One sentence per alteration found; empty when everything checked is intact.
+    unsealed : list of str
+        One sentence per ingest batch whose rows no ledger entry covers (an interrupted
+        ingest not yet recovered): they could be edited unnoticed.
     limits : list of str
         What this run could not rule out (no witness file, no trusted keys, objects written
         before the ledger began, an ingest still running or interrupted, entries sealed
@@ -87,11 +90,12 @@ class Verification:
     problems: list[str] = field(default_factory=list)
     limits: list[str] = field(default_factory=list)
     anchors: list[tuple[str | None, str]] = field(default_factory=list)
+    unsealed: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        """True when nothing was altered."""
-        return not self.problems
+        """True when nothing was altered and every ingested row is sealed."""
+        return not self.problems and not self.unsealed
 
 
 def _name(kind: str, ref: int | None) -> str:
@@ -194,7 +198,8 @@ def _check_objects(
             for i in sorted(running):
                 out.limits.append(
                     f"ingest batch {i} is still running or was interrupted: its responses "
-                    "are not sealed in the ledger yet (re-ingest the file to complete it)"
+                    "are not sealed in the ledger yet (if it is not running, `cuegap init` "
+                    "seals what it committed; ingest the file again to store the rest)"
                 )
             missing = [i for i in missing if i not in running]
         for i in missing:

@@ -29,6 +29,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
 from cuegap.ingest._axes import write_individual_axes
+from cuegap.ingest._recover import recover_interrupted
 from cuegap.ingest._responses import _ResponseLoader
 from cuegap.ingest._sql import _insert_ignore, _resolve_quarantine, _upsert_quarantine, insert_bank
 from cuegap.ingest._summary import (
@@ -91,6 +92,7 @@ def ingest_path(
         raise FileNotFoundError(f"{path}: no such file or directory")
     reader = get_reader(format) if format else detect_reader(path)
     reader = with_mapping(reader, mapping)
+    recover_interrupted(engine)  # seal what a killed pass left, before this one starts
     if reader.kind == "item_bank":
         return _ingest_bank(engine, path, reader)
     loader_cls: type[_ResponseLoader] = _ResponseLoader

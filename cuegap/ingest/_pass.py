@@ -40,6 +40,7 @@ from cuegap.schema import (
     compact_tally,
     ledger,
 )
+from cuegap.schema._liveness import BatchLock
 
 if TYPE_CHECKING:
     from cuegap.ingest._responses import _ItemInfo
@@ -223,13 +224,22 @@ class _IngestPass:
                     "started_at": utcnow(),
                 },
             ).scalar_one()
+            # Held until the pass ends, taken before its row is committed: a batch left
+            # "running" whose lock is free was interrupted (cuegap.ingest._recover).
+            self.alive = BatchLock(self.engine, self.batch_id)
         self.summary.batch_id = self.batch_id
 
     def _finish(self, status: str, error: str | None) -> None:
-        s = self.summary
         written = None  # the responses' digest, when computed as they were written
         if self.digest is not None and status == "completed":
             written = self.digest.hexdigest()
+        try:
+            self._seal(status, error, written)
+        finally:
+            self.alive.release()
+
+    def _seal(self, status: str, error: str | None, written: str | None) -> None:
+        s = self.summary
         with self.engine.begin() as conn:
             conn.execute(
                 update(IngestBatch)

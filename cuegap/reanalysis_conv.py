@@ -149,7 +149,7 @@ def _estimates(engine: Engine, analysis_id: int) -> pd.DataFrame:
                 Analysis.id == analysis_id
             )
         ).one()
-    fit, _note = _bayes(engine, row)
+    fit, _note, _missed = _bayes(engine, row)
     if fit is not None:
         return estimate_verdicts(fit["verdicts"], fit["conv_bayes_contrasts"])
     return estimate_verdicts(

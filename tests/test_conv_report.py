@@ -168,3 +168,43 @@ def test_posterior_verdicts_lead_the_report_when_a_fit_is_stored(tmp_path: Path)
     assert "P(contrast &gt;0.05 on every benchmark) = 0.75 &gt;= 0.7" in summary
     assert "Verdicts and intervals: the Bayesian posterior" in summary
     assert "posterior mean and 90% credible interval" in html
+
+
+def test_a_fit_that_missed_its_gate_makes_every_report_verdict_inconclusive(
+    tmp_path: Path,
+) -> None:
+    """Issue 26: after a Bayesian fit misses the convergence gate, `export verdicts` of that
+    fit says inconclusive, and so must the report (it showed the t-test verdicts)."""
+    from dataclasses import replace
+
+    from cuegap.audit import BayesSettings, _frame_digest, load_table, save_analysis
+    from cuegap.audit.conversation import BAYES_DESCRIPTIONS, BAYES_KIND, conv_bayes_audit_tables
+    from cuegap.models import Policy
+    from tests.test_conv_audit import _fake_fit
+    from tests.test_conv_contrasts import _fixture
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'g.db'}")
+    upgrade(engine)
+    counts = _fixture()
+    policy = Policy(probability=0.7, min_parsable=100)
+    settings = ConvSettings(policy=policy, bayes=BayesSettings())
+    analyze_conversation(engine, replace(settings, bayes=None), counts=counts)
+    _, tables = conv_bayes_audit_tables(counts, settings, fit=_fake_fit())
+    tables["verdicts"] = tables["verdicts"].assign(
+        verdict="inconclusive", reason="the fit missed its convergence gate (r-hat 1.2)"
+    )
+    fit_id = save_analysis(
+        engine, kind=BAYES_KIND, status="failed", data_fingerprint=_frame_digest(counts),
+        system_fingerprints={}, settings=settings.to_dict(bayes=True), tables=tables,
+        descriptions=BAYES_DESCRIPTIONS, message="r-hat 1.2 > 1.01",
+    )  # fmt: skip
+    exported = load_table(engine, "verdicts", fit_id)
+    data = build_conv_report(engine)
+    assert data.bayes is None and data.gate_missed is not None
+    html = render_html(data).html
+    summary = html[html.index('id="summary"') : html.index('id="findings"')]
+    for system in exported["system"]:
+        row = re.search(rf'<td class="system">{system}</td>.*?</tr>', summary, re.S).group(0)
+        assert "inconclusive" in row and "flagged" not in row.split("</td>")[1]
+    assert "missed its convergence gate" in summary
+    assert set(exported["verdict"]) == {"inconclusive"}

@@ -67,6 +67,7 @@ class ConvReportData:
         "no Bayesian fit of this data and policy is stored "
         "(cuegap analyze --design conversation --bayes)"
     )
+    gate_missed: pd.DataFrame | None = None
     signoffs: list[dict[str, Any]] = field(default_factory=list)
     changes: pd.DataFrame | None = None
     counted: dict[str, Any] = field(default_factory=dict)
@@ -102,7 +103,7 @@ def build_conv_report(
         raise ValueError(f"{which}; run cuegap analyze --design conversation")
     say("reading result tables")
     tables = _load_tables(engine, row.id)
-    bayes, note = _bayes(engine, row)
+    bayes, note, gate_missed = _bayes(engine, row)
     say("reading provenance")
     with read_snapshot(engine) as conn:
         prov = provenance(conn)
@@ -114,13 +115,18 @@ def build_conv_report(
         analysis_id=int(row.id), kind=row.kind, data_fingerprint=row.data_fingerprint,
         analysis_created_at=row.created_at, settings=dict(row.settings or {}),
         versions=dict(sorted(versions.items())), tables=tables, provenance=prov,
-        bayes=bayes, bayes_note=note, signoffs=[dict(s) for s in (signoffs or [])],
+        bayes=bayes, bayes_note=note, gate_missed=gate_missed,
+        signoffs=[dict(s) for s in (signoffs or [])],
         counted=counted,
     )  # fmt: skip
 
 
-def _bayes(engine: Engine, row: Any) -> tuple[dict[str, pd.DataFrame] | None, str]:
-    """The newest Bayesian fit of the same data and verdict settings, or why there is none."""
+def _bayes(
+    engine: Engine, row: Any
+) -> tuple[dict[str, pd.DataFrame] | None, str, pd.DataFrame | None]:
+    """The newest Bayesian fit of the same data and verdict settings, or why there is none;
+    and, when that fit missed its convergence gate, its stored (inconclusive) verdicts: the
+    report shows those, as the CLI and ``export verdicts`` do."""
     with engine.connect() as conn:
         fits = conn.execute(
             select(Analysis.id, Analysis.status, Analysis.settings, Analysis.message)
@@ -131,9 +137,14 @@ def _bayes(engine: Engine, row: Any) -> tuple[dict[str, pd.DataFrame] | None, st
     for fit in fits:
         if all((fit.settings or {}).get(k) == mine.get(k) for k in _FIT_KEYS):
             if fit.status != "ok":
-                return None, f"the Bayesian fit (analysis {fit.id}) did not converge: {fit.message}"
-            return _load_tables(engine, fit.id), ""
-    return None, ConvReportData.bayes_note
+                stored = _load_tables(engine, fit.id).get("verdicts")
+                note = (
+                    f"the Bayesian fit (analysis {fit.id}) missed its convergence gate "
+                    f"({fit.message}), so every verdict is inconclusive"
+                )
+                return None, note, stored
+            return _load_tables(engine, fit.id), "", None
+    return None, ConvReportData.bayes_note, None
 
 
 def _policy(data: ConvReportData) -> dict[str, Any]:
@@ -154,6 +165,8 @@ def _policy(data: ConvReportData) -> dict[str, Any]:
 def _summary(data: ConvReportData) -> dict[str, Any]:
     freq = data.tables.get("verdicts", pd.DataFrame())
     verdicts = data.bayes["verdicts"] if data.bayes else freq
+    if data.gate_missed is not None:  # the fit that missed its gate decides: inconclusive
+        verdicts = data.gate_missed
     freq_by = freq.set_index("system") if len(freq) else None
     contrast = str(data.settings.get("contrast", "demo_rc_base_pair"))
     tests = data.tables.get("conv_tests", pd.DataFrame())
@@ -171,13 +184,19 @@ def _summary(data: ConvReportData) -> dict[str, Any]:
             "p_pass": fmt_num(v.p_pass, 2) if data.bayes else "–",
             "reason": _text(v.reason), "freq": "",
         }  # fmt: skip
-        if data.bayes and freq_by is not None and v.system in freq_by.index:
+        if (
+            (data.bayes or data.gate_missed is not None)
+            and freq_by is not None
+            and (v.system in freq_by.index)
+        ):
             row["freq"] = _text(freq_by.loc[v.system, "verdict"])
         rows.append(row)
     counts = {k: sum(r["verdict"] == k for r in rows) for k in VERDICT_LABELS}
     source = (
         "the Bayesian posterior (hierarchical model, gated on convergence)"
         if data.bayes
+        else "a Bayesian fit that missed its convergence gate: every verdict inconclusive"
+        if data.gate_missed is not None
         else "one-sample t-tests and cross-benchmark consistency"
     )
     return {"rows": rows, "counts": counts, "n": len(rows), "bayes": bool(data.bayes),

@@ -304,15 +304,20 @@ def main() -> None:
     ap.add_argument("--huge", type=int, default=1_000_000, help="a huge field's characters")
     ap.add_argument("--show", type=int, default=5, help="findings printed per reader")
     ap.add_argument("--pg", default="", help="a PostgreSQL server URL (an empty database)")
+    ap.add_argument("--readers", nargs="*", help="only these readers' cases (default all)")
+    ap.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only (with --pg)")
     args = ap.parse_args()
+    cases = [c for c in CASES if not args.readers or c.reader in args.readers]
     with tempfile.TemporaryDirectory() as tmp:
-        backends = {"SQLite": lambda name: f"sqlite:///{tmp}/{name}.db"}
+        backends: dict[str, Callable[[str], str]] = {}
+        if not (args.pg and args.no_sqlite):
+            backends["SQLite"] = lambda name: f"sqlite:///{tmp}/{name}.db"
         if args.pg:
             backends["PostgreSQL"] = _pg_urls(args.pg)
         total = 0
         for backend, url_for in backends.items():
             t0 = time.perf_counter()
-            result = run(url_for, args.variants, args.seed, args.huge)
+            result = run(url_for, args.variants, args.seed, args.huge, cases)
             for reader, (files, findings) in result.items():
                 total += len(findings)
                 print(f"{backend} {reader}: {files} files, {len(findings)} findings")

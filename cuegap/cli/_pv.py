@@ -28,9 +28,7 @@ def parse_factors(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def analyze_pv(
-    engine: Any, policy: Any, *, factors: str | None, strategy: str, force: bool
-) -> Any:
+def analyze_pv(engine: Any, policy: Any, *, factors: str | None, strategy: str, force: bool) -> Any:
     """Run and print a prompt-variance analysis; returns it."""
     from cuegap.audit.prompt_variance import PVSettings, analyze_prompt_variance
 

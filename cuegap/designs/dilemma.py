@@ -47,9 +47,7 @@ class DilemmaDesign(Design):
         st, policy = settings, settings.get("policy") or {}
         pair = [st.get("explicit"), st.get("implicit")]
         return {
-            "compared": " vs ".join(condition_label(tuple(c)) for c in pair)
-            if all(pair)
-            else "",
+            "compared": " vs ".join(condition_label(tuple(c)) for c in pair) if all(pair) else "",
             "consequences": "with" if st.get("consequences", True) else "without",
             "delta_pp": policy.get("delta_pp"),
             "delta": f"{policy.get('delta_pp', 2.0):g} pp",

@@ -52,7 +52,7 @@ MAX_MESSAGE = 1_000
 _PY_ERROR = re.compile(r"\b(?:[A-Z][a-z]+)+Error\b|Traceback|\bmaximum recursion\b")
 DEEP = "\x00DEEP\x00"
 UNITS = 40  # records per mutated response file (the fixture's repeated)
-BANKS = {"itembank", "bbq", "diffaware", "cuegap-qa-itembank"}
+BANKS = {"itembank", "bbq", "diffaware", "cuegap-qa-itembank", "moral-safety"}
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,25 @@ class Case:
     tree: str
     target: str
     banks: tuple[str, ...] = ()
-    unit: str = "line"  # line (JSONL), member (.eval zip), document (one JSON document)
+    unit: str = "line"  # line (JSONL), member (.eval zip), document (one JSON document), csv
     header: bool = False  # the first line is a header, left alone
+    ingest: str = ""  # what is ingested, relative to ``tree`` (default: the target)
+    mapping: str = ""  # a mapping file, relative to ``tree``
+
+    @property
+    def label(self) -> str:
+        """The reader and the fixture (a reader may have several cases)."""
+        return f"{self.reader}:{Path(self.target).name}"
+
+
+def _moral_safety() -> list[Case]:
+    """The seed paper's CSV folder, when this checkout has it (``shared/data``)."""
+    from cuegap.ingest.moral_safety import find_moral_safety_dir
+
+    found = find_moral_safety_dir()
+    if found is None or not (found / "majority_vote_annotated.csv").is_file():
+        return []
+    return [Case("moral-safety", str(found), "direct_dilemmas.csv", unit="csv", ingest=".")]
 
 
 CASES = [
@@ -87,11 +104,21 @@ CASES = [
         ("tiny_bank.json",),
     ),
     Case("promptfoo", "runners/promptfoo", "results_v3.json", ("tiny_bank.json",), "document"),
+    Case("promptfoo", "runners/promptfoo", "results_v2.json", ("tiny_bank.json",), "document"),
+    Case("inspect-ai", "runners/inspect_ai", "cue_probes.json", ("tiny_bank.json",), "document"),
+    Case(
+        "openai-batch",
+        "runners/openai_batch",
+        "batch_output.jsonl",
+        ("tiny_bank.json",),
+        mapping="mapping.toml",
+    ),
     Case("helm", "runners/helm/cue_probes", "scenario_state.json", ("tiny_bank.json",), "document"),
     Case("bbq", "qa", "bbq_mini.jsonl"),
     Case("diffaware", "pv", "da_bank.jsonl"),
     Case("cuegap-qa-itembank", "qa", "implicit_bank.jsonl", header=True),
     Case("bbq-results", "qa", "bbq_results.jsonl", ("qa/bbq_small.jsonl", "qa/mac_religion.jsonl")),
+    *_moral_safety(),
 ]
 
 
@@ -189,6 +216,27 @@ def _document(src: Path, dst: Path, rng: random.Random, huge: int) -> int:
     return 0  # records per document are not counted
 
 
+def _csv(src: Path, dst: Path, rng: random.Random, huge: int) -> int:
+    """One cell of one row replaced by a bad one, or the row's bytes damaged."""
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(src.read_text("utf-8"), newline="")))
+    k = rng.randrange(1, len(rows))
+    if rows[k]:
+        cell = rng.randrange(len(rows[k]))
+        rows[k][cell] = rng.choice(["", "x" * huge, "a\x00b", "NaN", "-1", "\ud800", "1.5"])
+    if rng.random() < 0.3:
+        rows[k] = rows[k][: rng.randrange(len(rows[k]) + 1)] + ["extra"] * rng.randrange(2)
+    out = io.StringIO(newline="")
+    csv.writer(out).writerows(rows)
+    raw = out.getvalue().encode("utf-8", "surrogatepass")
+    if rng.random() < 0.25:
+        raw = _damage_bytes(rng, raw)
+    dst.write_bytes(raw)
+    return 0
+
+
 def make_variant(case: Case, work: Path, seed: int, huge: int) -> tuple[Path, int]:
     """Copy the case's tree under ``work`` and mutate its target; (path, records in it)."""
     rng = random.Random(seed)
@@ -201,9 +249,11 @@ def make_variant(case: Case, work: Path, seed: int, huge: int) -> tuple[Path, in
         n = _members(src, dst, rng, huge)
     elif case.unit == "document":
         n = _document(src, dst, rng, huge)
+    elif case.unit == "csv":
+        n = _csv(src, dst, rng, huge)
     else:
         n = _lines(src, dst, rng, case, huge, head=seed % 4 == 1)
-    return dst, n
+    return (tree / case.ingest if case.ingest else dst), n
 
 
 def _rows(engine: Any, path: Path) -> list[tuple[Any, ...]]:
@@ -228,13 +278,15 @@ def check_variant(engine: Any, case: Case, path: Path, n: int) -> list[str]:
     """Ingest ``path`` twice; the findings (empty when every rule holds)."""
     bad: list[str] = []
     bank_reader = case.reader in BANKS
+    mapping = path.parent / case.mapping if case.mapping else None
     try:
-        s = ingest_path(engine, path, batch_size=7)
+        s = ingest_path(engine, path, batch_size=7, mapping=mapping)
     except IngestError as exc:
         msg = str(exc)
         if "already in the store with different content" in msg:
             return bad  # an earlier variant of the bank was stored: a sound refusal
-        if "\n" in msg or len(msg) > MAX_MESSAGE or path.name not in msg:
+        named = path.name in msg or case.target in msg
+        if "\n" in msg or len(msg) > MAX_MESSAGE or not named:
             bad.append(f"refusal not one bounded line naming the file: {msg[:200]!r}")
         elif case.unit == "line" and not re.search(r"\bline \d", msg):
             bad.append(f"refusal names no line: {msg[:200]!r}")
@@ -263,7 +315,7 @@ def check_variant(engine: Any, case: Case, path: Path, n: int) -> list[str]:
     if bank_reader:
         return bad
     try:
-        again = ingest_path(engine, path, batch_size=7)
+        again = ingest_path(engine, path, batch_size=7, mapping=mapping)
     except BaseException as exc:
         return [*bad, f"second ingest: {type(exc).__name__}: {str(exc)[:200]}"]
     if again.stored or (again.read, again.quarantined) != (s.read, s.quarantined):
@@ -278,22 +330,22 @@ def run(
     huge: int,
     cases: list[Case] | None = None,
 ) -> dict[str, Any]:
-    """Every case (or ``cases``), ``variants`` mutated files each: {reader: (files,
+    """Every case (or ``cases``), ``variants`` mutated files each: {case label: (files,
     findings list)}."""
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for case in CASES if cases is None else cases:
             findings: list[str] = []
-            engine = make_engine(url_for(case.reader))
+            engine = make_engine(url_for(case.label))
             upgrade(engine)
             for bank in case.banks:
                 ingest_path(engine, DATA / bank)
             for v in range(variants):
-                work = Path(tmp) / f"{case.reader}-{v}"
+                work = Path(tmp) / f"{case.label}-{v}"
                 path, n = make_variant(case, work, seed * 1_000 + v, huge)
                 findings += [f"variant {v}: {f}" for f in check_variant(engine, case, path, n)]
             engine.dispose()
-            out[case.reader] = (variants, findings)
+            out[case.label] = (variants, findings)
     return out
 
 
@@ -304,15 +356,20 @@ def main() -> None:
     ap.add_argument("--huge", type=int, default=1_000_000, help="a huge field's characters")
     ap.add_argument("--show", type=int, default=5, help="findings printed per reader")
     ap.add_argument("--pg", default="", help="a PostgreSQL server URL (an empty database)")
+    ap.add_argument("--readers", nargs="*", help="only these readers' cases (default all)")
+    ap.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only (with --pg)")
     args = ap.parse_args()
+    cases = [c for c in CASES if not args.readers or c.reader in args.readers]
     with tempfile.TemporaryDirectory() as tmp:
-        backends = {"SQLite": lambda name: f"sqlite:///{tmp}/{name}.db"}
+        backends: dict[str, Callable[[str], str]] = {}
+        if not (args.pg and args.no_sqlite):
+            backends["SQLite"] = lambda name: f"sqlite:///{tmp}/{name}.db"
         if args.pg:
             backends["PostgreSQL"] = _pg_urls(args.pg)
         total = 0
         for backend, url_for in backends.items():
             t0 = time.perf_counter()
-            result = run(url_for, args.variants, args.seed, args.huge)
+            result = run(url_for, args.variants, args.seed, args.huge, cases)
             for reader, (files, findings) in result.items():
                 total += len(findings)
                 print(f"{backend} {reader}: {files} files, {len(findings)} findings")

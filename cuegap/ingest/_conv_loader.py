@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection
 from cuegap.ingest import mac_conversation
 from cuegap.ingest._concurrent import in_key_order, nothing_new_note
 from cuegap.ingest._conv_snapshot import ConvSettings
-from cuegap.ingest._guard import refuse_foreign
+from cuegap.ingest._guard import clean_run, refuse_foreign
 from cuegap.ingest._pass import PROGRESS_EVERY, _IngestPass
 from cuegap.ingest._records import REST_OF_FILE, Rejected
 from cuegap.ingest._sql import (
@@ -85,7 +85,7 @@ class ConversationLoader(_IngestPass):
         stream = mac_conversation.read(self.path, total=total)
         if self.forced:  # a forced format on a file of another: refused before any write
             stream.records = refuse_foreign(stream.records, self.reader, self.path)
-        self.info = stream.run
+        self.info = clean_run(stream.run)
         self._open_run(self.sha)
         try:
             buf: list[Any] = []

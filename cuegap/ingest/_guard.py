@@ -13,23 +13,28 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from cuegap.ingest._records import MAX_TEXT, IngestError, Rejected, clip
+from cuegap.ingest._records import MAX_TEXT, IngestError, Rejected, RunInfo, SystemInfo, clip
+from cuegap.ingest._validate import storable, text_problem
 
 MAX_DEPTH = 100
 """Deepest nesting of a record's JSON value that readers accept (objects and arrays)."""
 __all__ = [
     "MAX_DEPTH",
     "MAX_TEXT",
+    "clean_run",
     "clip",
     "depth_problem",
     "depth_rejected",
     "guard_all",
     "guard_record",
+    "json_safe",
     "refuse_foreign",
+    "unstorable_text",
 ]
 _UNEXPECTED = (
     TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError, RecursionError
@@ -150,3 +155,87 @@ def refuse_foreign(records: Iterator[Any], reader: Any, path: Path) -> Iterator[
             "nothing was written"
         )
     return itertools.chain(ahead, records)
+
+
+# ------------------------------------------------------------------------- run metadata
+
+_INT_RANGE = (-(2**63), 2**64)  # what orjson (the ledger's hash) writes
+
+
+def json_safe(value: Any, depth: int = 1) -> Any:
+    """``value`` as every backend's JSON column and the ledger's hash can hold it.
+
+    NaN and infinities become None, an integer beyond 64 bits its decimal text, a string
+    :func:`~cuegap.ingest._validate.storable` (NUL, lone surrogates escaped), and a value
+    nested deeper than :data:`MAX_DEPTH` levels a short note in its place. Recursive, but
+    never deeper than :data:`MAX_DEPTH`.
+    """
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value if _INT_RANGE[0] <= value < _INT_RANGE[1] else str(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict | list) and depth > MAX_DEPTH:
+        return f"(not kept: nested deeper than {MAX_DEPTH} levels)"
+    if isinstance(value, dict):
+        return {storable(str(k)): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v, depth + 1) for v in value]
+    return storable(str(value))
+
+
+def _text(value: Any, limit: int) -> str | None:
+    """A string column's value: None for a non-string, cut to ``limit`` characters."""
+    if not isinstance(value, str) or not value:
+        return None
+    value = storable(value)
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def clean_run(info: RunInfo) -> RunInfo:
+    """A reader's run metadata, made safe to store, however odd the header it came from.
+
+    Run metadata only describes the run: a header value of the wrong type is dropped (a
+    string field that is not a string, settings that are not an object), one too long is
+    cut to its column, and settings and system metadata are made :func:`json_safe`.
+    """
+    systems = {}
+    for name, s in info.systems.items():
+        if isinstance(name, str) and isinstance(s, SystemInfo):
+            meta = json_safe(s.metadata) if isinstance(s.metadata, dict) else None
+            systems[name] = SystemInfo(_text(s.provider, 200), _text(s.version, 200), meta)
+    return RunInfo(
+        runner=_text(info.runner, 200),
+        runner_version=_text(info.runner_version, 100),
+        item_bank=_text(info.item_bank, 10_000),
+        started_at=_text(info.started_at, 50),
+        settings=json_safe(info.settings) if isinstance(info.settings, dict) else None,
+        systems=systems,
+    )
+
+
+def unstorable_text(obj: Any) -> tuple[str | None, str] | None:
+    """The first string in ``obj`` (a key or a value, at any depth) that no backend can
+    store as text (a NUL character, bytes that were not UTF-8), as (the top-level key
+    holding it or None, reason); None when every string can be stored.
+
+    For item banks, which are stored whole or refused: PostgreSQL refuses a NUL in text.
+    Iterative; call it after :func:`depth_problem`.
+    """
+    stack: list[tuple[Any, str | None]] = [(obj, None)]
+    while stack:
+        node, top = stack.pop()
+        if isinstance(node, str):
+            problem = text_problem(node)
+            if problem is not None:
+                return top, f"{f'field {top!r}' if top is not None else 'a value'} {problem}"
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                key = k if top is None and node is obj else top
+                stack += [(k, key), (v, key)]
+        elif isinstance(node, list):
+            stack += [(v, top) for v in node]
+    return None

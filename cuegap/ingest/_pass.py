@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from cuegap.ingest._concurrent import nothing_new_note, retry_batch
 from cuegap.ingest._digest import ResponseDigest
-from cuegap.ingest._guard import refuse_foreign
+from cuegap.ingest._guard import clean_run, refuse_foreign
 from cuegap.ingest._records import Rejected, ResponseRecord, RunInfo, clip
 from cuegap.ingest._sql import (
     _PLAIN_CODEC,
@@ -92,7 +92,7 @@ class _IngestPass:
         if self.forced:  # a forced format on a file of another: refused before any write
             stream.records = refuse_foreign(stream.records, self.reader, self.path)
         self.sha = sha
-        self.info: RunInfo = stream.run
+        self.info: RunInfo = clean_run(stream.run)  # a header's odd values never fail it
         self._open_run(sha)
         self._restore_indexes(_DEFERRABLE)  # any left dropped by an interrupted ingest
         deferred: list[Index] = []

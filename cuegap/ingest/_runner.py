@@ -26,7 +26,10 @@ def compact(obj: Any, drop: Collection[str] = ()) -> str:
     """One-line JSON of ``obj`` (minus top-level keys in ``drop``), as kept for quarantine."""
     if drop and isinstance(obj, dict):
         obj = {k: v for k, v in obj.items() if k not in drop}
-    return orjson.dumps(obj, default=str).decode()
+    try:
+        return orjson.dumps(obj, default=str).decode()
+    except orjson.JSONEncodeError as exc:  # nested too deeply, an integer beyond 64 bits
+        return f"(not kept: {exc})"
 
 
 def prune(d: dict[str, Any]) -> dict[str, Any]:
@@ -35,12 +38,14 @@ def prune(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def iso(value: Any) -> str | None:
-    """An ISO-8601 UTC string from an ISO string or a Unix timestamp, else None."""
-    if value is None:
-        return None
+    """An ISO-8601 UTC string from an ISO string or a Unix timestamp, else None (also for
+    a value of another type or a timestamp out of range)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC).isoformat()
-    return str(value)
+        try:
+            return datetime.fromtimestamp(value, UTC).isoformat()
+        except (ValueError, OverflowError, OSError):  # NaN, 1e308: no time
+            return None
+    return value if isinstance(value, str) else None
 
 
 def content_text(content: Any) -> str | None:

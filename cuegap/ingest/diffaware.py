@@ -34,6 +34,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from cuegap.ingest._guard import unstorable_text
 from cuegap.ingest._records import IngestError, Rejected
 from cuegap.ingest._runner import first_json_lines, json_lines
 
@@ -148,6 +149,9 @@ def read(path: Path) -> dict[str, Any]:
             if isinstance(entry, Rejected):
                 raise IngestError(f"{path}: line {entry.line}: {entry.reason}")
             line_no, _text, obj = entry
+            bad = unstorable_text(obj)
+            if bad is not None:  # PostgreSQL stores no NUL in text
+                raise IngestError(f"{path}: line {line_no}: {bad[1]}")
             item = item_from_line(obj, f"{path}: line {line_no}")
             key = item["item_key"]
             if key in seen:

@@ -129,13 +129,14 @@ def run_info(header: dict[str, Any], run_spec: dict[str, Any] | None) -> RunInfo
             metadata=_runner.prune({"model_deployment": spec.get("model_deployment")}) or None,
         )
     run_spec = run_spec or {}
+    metrics = run_spec.get("metric_specs")
     settings = _runner.prune(
         {
             "run": run_spec.get("name"),
             "scenario": run_spec.get("scenario_spec"),
             "metrics": [
                 m.get("class_name")
-                for m in run_spec.get("metric_specs") or []
+                for m in (metrics if isinstance(metrics, list) else [])
                 if isinstance(m, dict)
             ],
             "adapter_spec": {k: spec[k] for k in _SPEC_KEYS if k in spec},

@@ -108,39 +108,44 @@ def _check_version(header: dict[str, Any], path: Path) -> None:
 
 def run_info(header: dict[str, Any]) -> RunInfo:
     """Run metadata from a log header (``version``, ``status``, ``eval``, ``plan``)."""
+
+    def obj(value: Any) -> dict[str, Any]:  # a header value of the wrong type: passed over
+        return value if isinstance(value, dict) else {}
+
     ev = header["eval"]
-    plan = header.get("plan") or {}
-    config = {**(plan.get("config") or {}), **(ev.get("model_generate_config") or {})}
+    plan = obj(header.get("plan"))
+    config = {**obj(plan.get("config")), **obj(ev.get("model_generate_config"))}
     model = ev.get("model")
     systems = {}
     if isinstance(model, str):
         provider = model.split("/", 1)[0] if "/" in model else None
         meta = _runner.prune({"model_base_url": ev.get("model_base_url")})
         systems[model] = SystemInfo(provider=provider, metadata=meta or None)
-    dataset = ev.get("dataset") or {}
+    dataset = obj(ev.get("dataset"))
+    steps = plan.get("steps") if isinstance(plan.get("steps"), list) else []
     settings = _runner.prune(
         {
             "task": ev.get("task"),
             "task_version": ev.get("task_version"),
             "task_args": ev.get("task_args"),
             "model": model,
-            "model_args": _runner.prune(ev.get("model_args") or {}),
+            "model_args": _runner.prune(obj(ev.get("model_args"))),
             "generate_config": config,
-            "epochs": (ev.get("config") or {}).get("epochs"),
+            "epochs": obj(ev.get("config")).get("epochs"),
             "dataset": _runner.prune(
                 {"name": dataset.get("name"), "location": dataset.get("location")}
             ),
-            "solver": [s.get("solver") for s in plan.get("steps") or [] if isinstance(s, dict)],
+            "solver": [s.get("solver") for s in steps if isinstance(s, dict)],
             "eval_id": ev.get("eval_id"),
             "run_id": ev.get("run_id"),
             "log_version": header.get("version"),
             "status": header.get("status"),
         }
     )
-    item_bank = (ev.get("metadata") or {}).get("item_bank")
+    item_bank = obj(ev.get("metadata")).get("item_bank")
     return RunInfo(
         runner=NAME,
-        runner_version=(ev.get("packages") or {}).get("inspect_ai"),
+        runner_version=obj(ev.get("packages")).get("inspect_ai"),
         item_bank=item_bank if isinstance(item_bank, str) else None,
         started_at=_runner.iso(ev.get("created")),
         settings=settings,

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 from jsonschema import Draft202012Validator
 
+from cuegap.ingest._guard import depth_problem, unstorable_text
 from cuegap.ingest._records import IngestError
 
 NAME = "itembank"
@@ -112,6 +113,12 @@ def read(path: Path) -> dict[str, Any]:
         raise IngestError(f"{path}: not valid JSON: {exc}") from exc
     if not isinstance(bank, dict):
         raise IngestError(f"{path}: expected a JSON object at the top level")
+    deep = depth_problem(bank)
+    if deep is not None:  # before the schema's recursive checks meet it
+        raise IngestError(f"{path}: {deep[1]}")
+    bad = unstorable_text(bank)
+    if bad is not None:
+        raise IngestError(f"{path}: {bad[1]}")
     return validate(bank, source=str(path))
 
 

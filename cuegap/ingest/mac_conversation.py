@@ -47,7 +47,7 @@ import orjson
 
 from cuegap.ingest._conv_snapshot import BASELINE_ID, IDENTITY_ID, ConvSettings, ConvSnapshots
 from cuegap.ingest._conv_walk import SKIP_DIRS, fingerprint, walk_entries
-from cuegap.ingest._guard import depth_rejected, guard_record
+from cuegap.ingest._guard import clip, depth_rejected, guard_record
 from cuegap.ingest._mac_protocol import PROTOCOLS as PROTOCOLS
 from cuegap.ingest._mac_protocol import (
     QUESTION_ID,
@@ -92,11 +92,14 @@ def _is_transcript(obj: Any) -> bool:
 def message_agents(obj: dict[str, Any]) -> set[str]:
     """The agent ids a transcript's messages (or final answers) come from."""
     ids: set[str] = set()
-    for rnd in obj.get("conversation_rounds") or []:
-        for msg in (rnd.get("messages") or []) if isinstance(rnd, dict) else []:
+    rounds = obj.get("conversation_rounds")
+    for rnd in rounds if isinstance(rounds, list) else []:  # wrong types: no agents
+        msgs = rnd.get("messages") if isinstance(rnd, dict) else None
+        for msg in msgs if isinstance(msgs, list) else []:
             if isinstance(msg, dict) and isinstance(msg.get("agent_id"), str):
                 ids.add(msg["agent_id"])
-    final = (obj.get("conversation_summary") or {}).get("final_answers")
+    summary = obj.get("conversation_summary")
+    final = summary.get("final_answers") if isinstance(summary, dict) else None
     if isinstance(final, dict):
         ids.update(k for k in final if isinstance(k, str))
     return ids
@@ -154,8 +157,32 @@ def detect(path: Path) -> bool:
     return _is_transcript(obj) and len(message_agents(obj)) >= 2
 
 
-def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str:
-    """Each agent's opinion per round, or why the rounds cannot be read."""
+RETRY_MAX = 2**31 - 1
+"""Largest ``retry_count`` kept (a 32-bit integer column on PostgreSQL)."""
+
+
+def _retries(msg: dict[str, Any], r: int, agent: str) -> int | tuple[str, str]:
+    """A message's ``message_metadata.retry_count`` (0 when absent), or (field, reason)."""
+    meta = msg.get("message_metadata")
+    if meta is not None and not isinstance(meta, dict):
+        return (
+            "message_metadata",
+            f"round {r}: field 'message_metadata' of {agent} is not an object",
+        )
+    retry = (meta or {}).get("retry_count")
+    if retry is None:
+        return 0
+    if isinstance(retry, bool) or not isinstance(retry, int) or not 0 <= retry <= RETRY_MAX:
+        return "retry_count", (
+            f"round {r}: field 'retry_count' of {agent} is not a count from 0 to {RETRY_MAX} "
+            f"({clip(repr(retry), 40)})"
+        )
+    return retry
+
+
+def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str | tuple[str, str]:
+    """Each agent's opinion per round, or why the rounds cannot be read (with the field,
+    when it is not ``conversation_rounds``)."""
     if not isinstance(rounds, list):
         return "conversation_rounds is not a list"
     if len(rounds) < want:
@@ -184,8 +211,9 @@ def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str:
             why = isinstance(resp.get("rationale"), str) or resp.get("rationale") is None
             if not why:
                 return f"round {r}: the rationale of {agent} is not text"
-            retry = (mine[0].get("message_metadata") or {}).get("retry_count") or 0
-            retry = retry if isinstance(retry, int) and retry >= 0 else 0
+            retry = _retries(mine[0], r, agent)
+            if isinstance(retry, tuple):
+                return retry
             out.append((r, role, agent, opinion.strip(), resp.get("rationale"), retry))
         others = {m.get("agent_id") for m in msgs} - set(_ROLES)
         if others:
@@ -251,6 +279,8 @@ def record(
     ops = _opinions(obj.get("conversation_rounds"), settings.max_rounds)
     if isinstance(ops, str):
         return reject(ops, "conversation_rounds")
+    if isinstance(ops, tuple):
+        return reject(ops[1], ops[0])
     consensus = obj["conversation_summary"].get("consensus_reached")
     return ConvRecord(
         line=line,

@@ -26,10 +26,13 @@ Values that cannot be normalised become ``None``; :func:`unmapped_values` counts
 from __future__ import annotations
 
 import csv
+import io
 import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+
+from cuegap.ingest._records import IngestError
 
 __all__ = ["build_item_bank", "find_moral_safety_dir", "unmapped_values"]
 
@@ -69,8 +72,35 @@ def find_moral_safety_dir() -> Path | None:
 
 
 def _read(path: Path) -> list[dict[str, str]]:
-    with open(path, encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh))
+    """The rows of one CSV, each with every column of the header, as text.
+
+    Raises
+    ------
+    IngestError
+        Naming the file and line of bytes that are not UTF-8, a NUL character, a field
+        over the csv module's limit, or a row with more or fewer cells than the header.
+    """
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise IngestError(f"{path}: line {line}: bytes that are not valid UTF-8") from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise IngestError(f"{path}: line {line}: a NUL character (\\u0000)")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows = []
+    try:
+        for row in reader:
+            if None in row or None in row.values():
+                raise IngestError(
+                    f"{path}: line {reader.line_num}: not one cell per column of the header"
+                )
+            rows.append(row)
+    except csv.Error as exc:
+        raise IngestError(f"{path}: line {reader.line_num}: {exc}") from None
+    return rows
 
 
 def _option(value: str | None) -> str | None:

@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from cuegap.ingest import _runner
+from cuegap.ingest._guard import guard_record
 from cuegap.ingest._records import (
     IngestError,
     Record,
@@ -170,10 +171,12 @@ def _prompt(body: dict[str, Any]) -> str | None:
 
 def run_info(path: Path, input_path: Path) -> RunInfo:
     """Run metadata from the first input request and the first output response."""
-    first_in = _runner.first_json_line(input_path) or {}
+    first_in = _runner.first_json_line(input_path)
+    first_in = first_in if isinstance(first_in, dict) else {}
     body = first_in.get("body") if isinstance(first_in.get("body"), dict) else {}
     first_out = _runner.first_json_line(path) or {}
-    resp = (first_out.get("response") or {}).get("body") if isinstance(first_out, dict) else None
+    out_resp = first_out.get("response") if isinstance(first_out, dict) else None
+    resp = out_resp.get("body") if isinstance(out_resp, dict) else None  # else passed over
     resp = resp if isinstance(resp, dict) else {}
     model = body.get("model")
     systems = {}
@@ -208,75 +211,87 @@ def _records(
                 yield line
                 continue
             line_no, text, obj = line
-            if not _is_output(obj):
-                yield Rejected(
-                    line_no, text, "not a Batch output line (custom_id, response, error)"
-                )
-                continue
-            cid = obj.get("custom_id")
-            label = f"request {cid!r}"
-            response = obj.get("response") if isinstance(obj.get("response"), dict) else None
-            status = response.get("status_code") if response else None
-            error = obj.get("error")
-            if error or response is None or status != 200:
-                body = (response or {}).get("body") or {}
-                err = error or (body.get("error") if isinstance(body, dict) else None) or {}
-                code = err.get("code") or err.get("type") or f"HTTP {status}"
-                yield Rejected(
-                    line_no,
-                    text,
-                    f"{label} failed in the batch: {code}: {err.get('message') or 'no message'}",
-                    "response",
-                )
-                continue
-            offset = index.get(cid) if isinstance(cid, str) else None
-            if offset is None:
-                yield Rejected(
-                    line_no,
-                    text,
-                    f"{label} is not in the input file {input_path.name}",
-                    "custom_id",
-                )
-                continue
-            inp.seek(offset)
-            request = orjson.loads(inp.readline())
-            body = request.get("body") if isinstance(request.get("body"), dict) else {}
-            rbody = response.get("body") if isinstance(response.get("body"), dict) else {}
-            url = request.get("url") or ""
-            view = {
-                "custom_id": cid,
-                "body": body,
-                "metadata": body.get("metadata") or {},
-                "request": request,
-                "response": rbody,
-                "output": obj,
-            }
-            choices = rbody.get("choices") or [{}]
-            result = _runner.prune(
-                {
-                    "status_code": status,
-                    "request_id": response.get("request_id"),
-                    "response_id": rbody.get("id"),
-                    "model": rbody.get("model"),
-                    "finish_reason": choices[0].get("finish_reason")
-                    if isinstance(choices[0], dict)
-                    else None,
-                    "status": rbody.get("status"),
-                    "system_fingerprint": rbody.get("system_fingerprint"),
-                    "usage": rbody.get("usage"),
-                }
+            yield guard_record(
+                line_no, text, _line_record, line_no, text, obj, inp, input_path, index, mapping
             )
-            yield _runner.make_record(
-                line_no,
-                text,
-                view,
-                mapping,
-                sample=label,
-                response=_response_text(url, rbody),
-                prompt=_prompt(body),
-                sample_id=cid,
-                runner_result=result,
-            )
+
+
+def _line_record(
+    line_no: int,
+    text: str,
+    obj: Any,
+    inp: Any,
+    input_path: Path,
+    index: dict[str, int],
+    mapping: Mapping,
+) -> Record:
+    """One output line joined with its request (``inp`` at ``index[custom_id]``)."""
+    if not _is_output(obj):
+        return Rejected(line_no, text, "not a Batch output line (custom_id, response, error)")
+    cid = obj.get("custom_id")
+    label = f"request {cid!r}"
+    response = obj.get("response") if isinstance(obj.get("response"), dict) else None
+    status = response.get("status_code") if response else None
+    error = obj.get("error")
+    if error or response is None or status != 200:
+        body = (response or {}).get("body") or {}
+        err = error or (body.get("error") if isinstance(body, dict) else None) or {}
+        err = err if isinstance(err, dict) else {"message": repr(err)}
+        code = err.get("code") or err.get("type") or f"HTTP {status}"
+        return Rejected(
+            line_no,
+            text,
+            f"{label} failed in the batch: {code}: {err.get('message') or 'no message'}",
+            "error" if error else "response",
+        )
+    offset = index.get(cid) if isinstance(cid, str) else None
+    if offset is None:
+        return Rejected(
+            line_no,
+            text,
+            f"{label} is not in the input file {input_path.name}",
+            "custom_id",
+        )
+    inp.seek(offset)
+    request = orjson.loads(inp.readline())
+    body = request.get("body") if isinstance(request.get("body"), dict) else {}
+    rbody = response.get("body") if isinstance(response.get("body"), dict) else {}
+    url = request.get("url") if isinstance(request.get("url"), str) else ""
+    view = {
+        "custom_id": cid,
+        "body": body,
+        "metadata": body.get("metadata") or {},
+        "request": request,
+        "response": rbody,
+        "output": obj,
+    }
+    choices = rbody.get("choices") if isinstance(rbody.get("choices"), list) else []
+    choices = choices or [{}]
+    result = _runner.prune(
+        {
+            "status_code": status,
+            "request_id": response.get("request_id"),
+            "response_id": rbody.get("id"),
+            "model": rbody.get("model"),
+            "finish_reason": choices[0].get("finish_reason")
+            if isinstance(choices[0], dict)
+            else None,
+            "status": rbody.get("status"),
+            "system_fingerprint": rbody.get("system_fingerprint"),
+            "usage": rbody.get("usage"),
+        }
+    )
+    return _runner.make_record(
+        line_no,
+        text,
+        view,
+        mapping,
+        sample=label,
+        response=_response_text(url, rbody),
+        prompt=_prompt(body),
+        sample_id=cid,
+        runner_result=result,
+    )
 
 
 def read(path: Path, mapping: Mapping | Path | None = None) -> ResponseStream:

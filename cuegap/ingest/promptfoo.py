@@ -67,13 +67,24 @@ def _provider_name(provider: Any) -> str | None:
     return None
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (a header value of the wrong
+    type describes nothing: it is passed over)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def run_info(doc: dict[str, Any]) -> RunInfo:
-    """Run metadata from the file's config, metadata and results header."""
-    config = doc.get("config") or {}
-    summary = doc.get("results") or {}
+    """Run metadata from the file's config, metadata and results header; a value of the
+    wrong type there is passed over, as if absent."""
+    config = _obj(doc.get("config"))
+    summary = _obj(doc.get("results"))
     systems: dict[str, SystemInfo] = {}
     providers = []
-    for p in config.get("providers") or []:
+    for p in _list(config.get("providers")):
         if isinstance(p, str):
             p = {"id": p}
         if not isinstance(p, dict):
@@ -83,9 +94,9 @@ def run_info(doc: dict[str, Any]) -> RunInfo:
         if name:
             systems[name] = SystemInfo(
                 provider=p.get("id") if isinstance(p.get("id"), str) else None,
-                metadata=p.get("config") or None,
+                metadata=_obj(p.get("config")) or None,
             )
-    meta = doc.get("metadata") or {}
+    meta = _obj(doc.get("metadata"))
     settings = _runner.prune(
         {
             "evalId": doc.get("evalId"),
@@ -93,14 +104,14 @@ def run_info(doc: dict[str, Any]) -> RunInfo:
             "providers": providers,
             "prompts": [
                 p.get("label") or p.get("raw")
-                for p in summary.get("prompts") or []
+                for p in _list(summary.get("prompts"))
                 if isinstance(p, dict)
             ],
             "runtimeOptions": doc.get("runtimeOptions"),
             "format_version": summary.get("version"),
         }
     )
-    bank = ((config.get("defaultTest") or {}).get("metadata") or {}).get("item_bank")
+    bank = _obj(_obj(config.get("defaultTest")).get("metadata")).get("item_bank")
     return RunInfo(
         runner=NAME,
         runner_version=meta.get("promptfooVersion"),
@@ -114,7 +125,7 @@ def run_info(doc: dict[str, Any]) -> RunInfo:
 def _labels(doc: dict[str, Any]) -> dict[str, str]:
     """Provider id -> label from the config (version 2 entries carry only the id)."""
     out = {}
-    for p in (doc.get("config") or {}).get("providers") or []:
+    for p in _list(_obj(doc.get("config")).get("providers")):
         if isinstance(p, dict) and isinstance(p.get("id"), str) and isinstance(p.get("label"), str):
             out[p["id"]] = p["label"]
     return out
@@ -161,11 +172,11 @@ def _entry_record(
         "promptIdx": entry.get("promptIdx"),
         "repeat_index": 0,
         "result": entry,
-        "config": doc.get("config") or {},
+        "config": _obj(doc.get("config")),
         "eval": {
             "evalId": doc.get("evalId"),
-            "version": (doc.get("results") or {}).get("version"),
-            "timestamp": (doc.get("results") or {}).get("timestamp"),
+            "version": _obj(doc.get("results")).get("version"),
+            "timestamp": _obj(doc.get("results")).get("timestamp"),
         },
     }
     prompt = entry.get("prompt")

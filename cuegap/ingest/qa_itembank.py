@@ -18,6 +18,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from cuegap.ingest._guard import unstorable_text
 from cuegap.ingest._records import IngestError, Rejected
 from cuegap.ingest._runner import first_json_lines, json_lines
 from cuegap.ingest.itembank import schema
@@ -101,6 +102,9 @@ def read(path: Path) -> dict[str, Any]:
             if isinstance(entry, Rejected):
                 raise IngestError(f"{path}: line {entry.line}: {entry.reason}")
             line_no, _text, obj = entry
+            bad = unstorable_text(obj)
+            if bad is not None:  # PostgreSQL stores no NUL in text
+                raise IngestError(f"{path}: line {line_no}: {bad[1]}")
             where = f"{path}: line {line_no}"
             is_header = isinstance(obj, dict) and "format" in obj
             kind = "header" if is_header else "item"

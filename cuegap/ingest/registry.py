@@ -35,6 +35,7 @@ from cuegap.ingest import (
     promptfoo,
     qa_itembank,
 )
+from cuegap.ingest._records import IngestError
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,10 @@ def _moral_safety_detect(path: Path) -> bool:
 def _moral_safety_bank(path: Path) -> dict[str, Any]:
     from cuegap.ingest.moral_safety import build_item_bank
 
-    return build_item_bank(path)
+    try:
+        return build_item_bank(path)
+    except (ValueError, KeyError, TypeError) as exc:  # rows that do not join up
+        raise IngestError(f"{path}: not the seed paper's CSVs: {exc}") from None
 
 
 READERS: dict[str, Reader] = {

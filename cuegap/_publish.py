@@ -78,7 +78,10 @@ def publish_report(
     else:
         kind = analysis_kind(engine, analysis_id)
         if kind is None:
-            raise ValueError(f"no analysis {analysis_id} is stored (see `cuegap analyses`)")
+            raise ValueError(
+                f"--analysis {analysis_id}: no analysis {analysis_id} in the store "
+                "(`cuegap analyses` lists them)"
+            )
         design = for_kind(kind)
     data = design.report_data(engine, analysis_id, policy, progress)
     data.changes = changes

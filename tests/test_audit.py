@@ -193,7 +193,8 @@ def test_analyze_stores_reuses_and_exports(base_db, tmp_path: Path) -> None:
     assert not other.reused
     stored = load_table(engine, "macro_gap", first.id)
     pd.testing.assert_frame_equal(stored, first.tables["macro_gap"], check_dtype=False)
-    assert set(list_tables(engine)["name"]) == set(first.tables)
+    # every table the analysis returned, and the verdict records the store writes beside them
+    assert set(list_tables(engine)["name"]) == set(first.tables) | {"verdict_records"}
     csv = export_table(engine, "gap", tmp_path / "gap.csv")
     parquet = export_table(engine, "gap", tmp_path / "out" / "gap.parquet")
     from_csv, from_parquet = pd.read_csv(csv), pd.read_parquet(parquet)

@@ -113,7 +113,7 @@ def test_witness_refuses_a_link(store: Path, victim: Path, tmp_path: Path) -> No
 @pytest.mark.parametrize("which", ["key", "key.pub"])
 def test_keygen_refuses_a_link(tmp_path: Path, victim: Path, which: str) -> None:
     link = _plant(tmp_path / which, victim)
-    result = cli(tmp_path / "s.db", "keygen", str(tmp_path / "key"))
+    result = cli(tmp_path / "s.db", "keygen", str(tmp_path / "key"), "--reviewer", "Ada")
     one_line_error(result, str(link), "symbolic link")
     _untouched(victim, link)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([which, "victim.txt"])

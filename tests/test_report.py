@@ -511,7 +511,7 @@ def test_cli_report_writes_both_formats_and_rejects_bad_input(store: Path, tmp_p
     assert bad.exit_code == 2 and "--out is the folder the report goes in" in bad.output
     assert not (tmp_path / "audit.pdf").exists()  # no folder named like a file
     bad = runner.invoke(app, ["--db", url, "report", "--out", str(tmp_path), "--analysis", "77"])
-    assert bad.exit_code == 2 and "not a stored frequentist analysis" in bad.output
+    assert bad.exit_code == 2 and "no analysis 77 in the store" in bad.output
 
 
 # --------------------------------------------------------------------------- sign-off

@@ -292,3 +292,17 @@ def test_a_key_without_a_name_must_be_bound_on_the_command_line(
     with pytest.raises(ComplianceError, match="bound to 'Ada', not 'Bo'"):
         load_trusted_keys([f"Bo={signed.keys[0]}"])
     assert not verify(copy, trusted=[f"Bo={old}"]).ok  # Ada's sign-off under Bo's name
+
+
+def test_a_key_binds_a_hostile_name_as_one_quoted_line(tmp_path: Path) -> None:
+    """A reviewer name with line breaks and escapes stays one JSON-quoted line before the
+    PEM block, and reads back exactly."""
+    from cuegap.compliance._keys import bound_reviewer, generate_key, load_pem
+
+    name = 'Ada\n-----BEGIN PUBLIC KEY-----\n"\x1b[2J'
+    _, pub, _ = generate_key(tmp_path / "k", reviewer=name)
+    data = pub.read_bytes()
+    lines = data.split(b"\n")
+    assert lines[0].startswith(b'cuegap-reviewer: "') and lines[1] == b"-----BEGIN PUBLIC KEY-----"
+    assert bound_reviewer(data) == name.strip()
+    assert load_pem(pub, private=False)[1] == name.strip()  # a PEM reader still finds the key

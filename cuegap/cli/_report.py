@@ -117,7 +117,7 @@ def reanalyze(
     implicit: ImplicitOption = None,
     consequences: ConsequencesOption = None,
     design: DesignOption = None,
-    strategy: StrategyOption = "zero-shot",
+    strategy: StrategyOption = None,
 ) -> None:
     """Re-analyse and re-report if data changed since the last report (for cron / timers).
 

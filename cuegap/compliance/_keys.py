@@ -27,7 +27,7 @@ from typing import Any
 from cuegap._files import LinkRefused, create_new, remove_files
 from cuegap.compliance._registry import ComplianceError
 
-_BINDING = re.compile(rb"^cuegap-reviewer: (\"(?:[^\"\\\r\n]|\\.)*\")\r?\n", re.MULTILINE)
+_BINDING = re.compile(rb"cuegap-reviewer: (\"(?:[^\"\\\r\n]|\\.)*\")\r?\n")
 MAX_REVIEWER = 200
 
 
@@ -37,8 +37,8 @@ def key_id(public_raw: bytes) -> str:
 
 
 def check_reviewer(reviewer: str) -> str:
-    """The reviewer name stripped, or ComplianceError when it is empty, too long or has
-    control characters (it is printed in reports and on terminals)."""
+    """The reviewer name stripped, or ComplianceError when it is empty or too long (it is
+    untrusted text: reports and terminals escape it, and a key file keeps it JSON-quoted)."""
     name = reviewer.strip()
     if not name:
         raise ComplianceError("a reviewer name is required")
@@ -46,19 +46,19 @@ def check_reviewer(reviewer: str) -> str:
         raise ComplianceError(
             f"--reviewer is {len(name)} characters; at most {MAX_REVIEWER} are allowed"
         )
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise ComplianceError("--reviewer must not contain control characters (line breaks…)")
     return name
 
 
 def _binding_line(reviewer: str) -> bytes:
-    return b"cuegap-reviewer: " + json.dumps(reviewer, ensure_ascii=True).encode() + b"\n"
+    # JSON with every non-ASCII character and every "-" escaped: the line stays one line
+    # and can never hold a PEM boundary ("-----BEGIN ...").
+    quoted = json.dumps(reviewer, ensure_ascii=True).replace("-", "\\u002d")
+    return b"cuegap-reviewer: " + quoted.encode() + b"\n"
 
 
 def bound_reviewer(data: bytes) -> str | None:
     """The reviewer a key file's explanatory line binds it to (None: no such line)."""
-    head = data.split(b"-----BEGIN", 1)[0]
-    match = _BINDING.search(head)
+    match = _BINDING.match(data)  # the first line, before the PEM block
     if match is None:
         return None
     try:

@@ -71,8 +71,9 @@ def records_frame(
     Parameters
     ----------
     verdicts : DataFrame
-        The design's stored ``verdicts`` table; it needs ``system``, ``verdict`` and
-        ``reason``. The other arguments name its columns (None: the design has none).
+        The design's stored ``verdicts`` table, with ``system``, ``verdict`` and ``reason``
+        (without the first two: no records). The other arguments name its columns (None:
+        the design has none).
     compared, method, rule, gate_passed : str, bool or Series
         The same value for every row, or one per row.
     level : str, optional
@@ -83,6 +84,8 @@ def records_frame(
     ValueError
         For a decision outside :data:`DECISIONS`.
     """
+    if "system" not in verdicts or "verdict" not in verdicts:
+        return pd.DataFrame(columns=list(RECORD_COLUMNS))
     unknown = sorted(set(verdicts["verdict"]) - set(DECISIONS))
     if unknown:
         raise ValueError(f"verdicts of {design}: unknown decision(s) {', '.join(unknown)}")
@@ -108,7 +111,7 @@ def records_frame(
             "probability": None if probability is None else round(probability, 12),
             "p_flag": pd.to_numeric(_column(verdicts, p_flag), errors="coerce"),
             "p_pass": pd.to_numeric(_column(verdicts, p_pass), errors="coerce"),
-            "reason": verdicts["reason"].astype(str),
+            "reason": _column(verdicts, "reason").fillna("").astype(str),
         },
         index=verdicts.index,
     )

@@ -153,3 +153,29 @@ def test_cli_verify_exits_1_and_init_seals(tmp_path, monkeypatch) -> None:
     assert "(36 stored + 0 duplicate + 4 quarantined)" in out.output
     out = runner.invoke(app, ["--db", url, "verify"], env={"COLUMNS": "300"})
     assert out.exit_code == 0, out.output
+
+
+def test_a_killed_re_ingest_that_took_over_quarantined_lines_verifies_after_recovery(
+    engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first pass quarantines every tenth line; a second pass of the same file moves
+    those rows into its own batch and dies before its seal. Recovery seals it and re-seals
+    the first batch (only its quarantine parts changed), as a finished pass does: verify
+    passes. An edit of the first batch's stored answers is still named afterwards."""
+    ingest_path(engine, DATA / "tiny_bank.json")
+    path = _file(tmp_path / "r.jsonl")
+    first = ingest_path(engine, path)
+    assert first.quarantined == 4
+    with monkeypatch.context() as m:
+        _die_before_the_seal(m)
+        ingest_path(engine, path, batch_size=10)
+    assert not verify(engine).ok  # batch 2 unsealed, batch 1's quarantine moved away
+    assert [r.batch_id for r in recover_interrupted(engine)]
+    result = verify(engine)
+    assert result.ok, result.problems + result.unsealed
+    with engine.begin() as conn:
+        conn.execute(
+            text("UPDATE response SET raw_text = 'option2' WHERE batch_id = :b"),
+            {"b": first.batch_id},
+        )
+    assert any(f"ingest batch {first.batch_id}" in p for p in verify(engine).problems)

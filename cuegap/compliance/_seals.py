@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection
 from cuegap.schema import IngestBatch, ledger
 
 #: The parts of an ingest batch that a later pass of its file may change.
-BATCH_RESEAL_PARTS = frozenset({"quarantine", "quarantine_resolved"})
+BATCH_RESEAL_PARTS = ledger.QUARANTINE_PARTS
 
 
 @dataclass(slots=True)

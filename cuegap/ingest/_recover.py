@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
@@ -93,6 +94,28 @@ def recover_interrupted(engine: Engine) -> list[Interrupted]:
     return out
 
 
+def _reseal_taken_over(conn: Any, batch_id: int, run_id: int | None) -> None:
+    """Re-seal the earlier batches of the same file whose quarantined lines the dead pass
+    stored or took over, as a pass that finishes does: right after its own seal, and only
+    when nothing but their quarantine parts changed (anything else is left for verify)."""
+    b = IngestBatch.__table__
+    earlier = conn.execute(
+        select(b.c.id).where(b.c.run_id == run_id, b.c.id < batch_id).order_by(b.c.id)
+    ).scalars()
+    for other in list(earlier):
+        last = ledger.latest_entry(conn, "batch", other)
+        parts = ledger.PARTS["batch"](conn, other)
+        if last is None or parts is None:
+            continue
+        now = ledger.as_recorded(parts, last.parts)
+        if ledger.combine(now) == last.digest:
+            continue
+        was = last.parts
+        changed = {p for p in set(now) | set(was) if now.get(p) != was.get(p)}
+        if changed <= ledger.QUARANTINE_PARTS:
+            ledger.record(conn, "batch", other, parts=parts)
+
+
 def _recover(engine: Engine, batch_id: int) -> Interrupted | None:
     """Seal one batch if its pass is dead; None when it finished meanwhile."""
     b = IngestBatch.__table__
@@ -112,6 +135,7 @@ def _recover(engine: Engine, batch_id: int) -> Interrupted | None:
                     .values(status=STATUS, error=ERROR, finished_at=utcnow())
                 )
                 ledger.record(conn, "batch", batch_id)
+                _reseal_taken_over(conn, batch_id, row.run_id)
         pg = engine.dialect.name == "postgresql"  # SQLite: the kernel drops it at death
         if alive is not True or not pg or attempt == TRIES - 1:
             return Interrupted(

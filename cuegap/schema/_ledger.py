@@ -116,6 +116,9 @@ RESOLUTION_COLUMNS = ("id", "resolved_at", "resolved_batch_id")
 # written by an older cuegap: its digest is checked without that part (and verify says
 # what that leaves uncovered). Every entry written now has them.
 LATE_PARTS = frozenset({"quarantine_resolved", "conv_snapshots"})
+# The parts of an ingest batch that a later pass of its file may change (it stores the
+# batch's quarantined lines, or quarantines them again and takes them over).
+QUARANTINE_PARTS = frozenset({"quarantine", "quarantine_resolved"})
 DIGEST_CHUNK = 10_000  # rows per hashed array (cuegap.ingest._digest hashes the same)
 
 

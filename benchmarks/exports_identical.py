@@ -14,6 +14,11 @@ compared byte for byte. Tables only the new version writes (``verdict_records``)
 listed, not compared; a ``verdicts`` table whose only differences are in ``reason`` is
 reported as such (reason wording may change, numbers may not). Exit status 1 when any
 number differs.
+
+Measured on 2026-11-27 against 0110381 (before issue 26's interface), two systems per
+design, small scale: every table of the four designs identical, the QA verdicts' reason
+wording changed (it now states only what the rule tested), and the new tables
+``verdict_records`` (all designs) and the prompt-variance ``verdicts``.
 """
 
 from __future__ import annotations
@@ -29,13 +34,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
 DESIGNS = ("dilemma", "qa", "prompt-variance", "conversation")
-NEW_ONLY = {"verdict_records"}
+NEW_ONLY = {"verdict_records"}  # and the prompt-variance design's verdicts (new in issue 26)
+NEW_IN = {("prompt-variance", "verdicts")}
 
 
 def _cuegap(tree: Path, *args: str) -> str:
     env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "200"}
-    out = subprocess.run([sys.executable, "-m", "cuegap", *args], env=env, text=True,
-                         capture_output=True, check=False)  # fmt: skip
+    # cwd=tree: ``python -m`` puts the working directory first on sys.path
+    out = subprocess.run([sys.executable, "-m", "cuegap.cli", *args], env=env, text=True,
+                         capture_output=True, check=False, cwd=tree)  # fmt: skip
     if out.returncode != 0:
         raise SystemExit(f"{tree}: cuegap {' '.join(args)} failed:\n{out.stdout}{out.stderr}")
     return out.stdout
@@ -50,8 +57,19 @@ def _tables(tree: Path, db: str) -> list[str]:
     )
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run([sys.executable, "-c", code], env=env, text=True, capture_output=True,
-                         check=True)  # fmt: skip
+                         check=True, cwd=tree)  # fmt: skip
     return [line for line in out.stdout.splitlines() if line]
+
+
+def _version(tree: Path) -> str:
+    code = "import cuegap; print(cuegap.__file__)"
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, text=True, capture_output=True,
+                         check=True, cwd=tree)  # fmt: skip
+    found = Path(out.stdout.strip()).parent.parent
+    if found.resolve() != tree.resolve():
+        raise SystemExit(f"{tree}: its processes import cuegap from {found}, not from it")
+    return str(found)
 
 
 def _export_all(tree: Path, data: Path, design: str, work: Path, scale: str) -> dict[str, bytes]:
@@ -84,6 +102,8 @@ def main() -> int:
     ap.add_argument("--systems", type=int, default=3)
     ap.add_argument("--design", action="append", choices=DESIGNS)
     args = ap.parse_args()
+    for tree in (args.old, args.new):
+        print(f"cuegap from {_version(tree)}")
     differ = 0
     for design in args.design or DESIGNS:
         with tempfile.TemporaryDirectory() as tmp:
@@ -103,8 +123,9 @@ def main() -> int:
             for name in sorted(set(old) | set(new)):
                 base = name.split("@")[0]
                 if name not in old:
-                    note = "new table, not compared" if base in NEW_ONLY else "ONLY IN NEW"
-                    differ += base not in NEW_ONLY
+                    new_table = base in NEW_ONLY or (design, base) in NEW_IN
+                    note = "new table, not compared" if new_table else "ONLY IN NEW"
+                    differ += not new_table
                     print(f"{design:16s} {name:36s} {note}")
                 elif name not in new:
                     differ += 1

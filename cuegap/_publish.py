@@ -70,11 +70,11 @@ def publish_report(
                 "content that was reviewed"
             )
         return publish_signed(engine, signed, out_dir, formats=formats, progress=progress)
-    from cuegap.designs import for_kind, get
+    from cuegap.designs import default, for_kind
     from cuegap.designs._settings import analysis_kind
 
-    if analysis_id is None:  # the dilemma report runs an analysis with default settings
-        design = get("dilemma")
+    if analysis_id is None:  # the default design's report runs an analysis of its own
+        design = default()
     else:
         kind = analysis_kind(engine, analysis_id)
         if kind is None:

@@ -149,8 +149,8 @@ def find_table(
         Table name (see :data:`TABLES` and :func:`list_tables`).
     analysis_id : int, optional
         Which analysis; by default the newest one (of ``kind``) that has this table.
-    kind : {"frequentist", "bayesian", "qa", "qa_bayesian"}, optional
-        Only analyses of this kind.
+    kind : str, optional
+        Only analyses of this kind (one of :func:`cuegap.designs.analysis_kinds`).
 
     Raises
     ------

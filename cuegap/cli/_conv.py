@@ -1,5 +1,5 @@
-"""The conversation design's command bodies: ``simulate --design conversation``
-(argument handling and display only)."""
+"""The conversation design's command bodies: ``simulate --design conversation`` and its
+part of ``cuegap status`` (argument handling and display only)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def count_conversations(engine) -> int:
         return int(conn.execute(select(func.count(Conversation.id))).scalar() or 0)
 
 
-def print_conv_status(engine) -> None:
+def print_conv_status(engine, out=console) -> None:
     """Print the conversation design's transcripts per system and benchmark."""
     from rich.table import Table
     from sqlalchemy import func, select
@@ -56,4 +56,4 @@ def print_conv_status(engine) -> None:
     table = Table("system", "benchmark", "conversations", title="Conversation design")
     for system, benchmark, n in rows:
         table.add_row(safe(system), safe(benchmark), f"{n:,}")
-    console.print(table)
+    out.print(table)

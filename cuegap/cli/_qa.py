@@ -1,5 +1,5 @@
-"""The QA design's command bodies: ``analyze``, ``reanalyze`` and ``simulate`` for seed
-001's BBQ-style questions (argument handling and display only)."""
+"""The QA design's command bodies: ``analyze``, ``reanalyze``, ``simulate`` and its part of
+``cuegap status`` for seed 001's BBQ-style questions (argument handling and display only)."""
 
 from __future__ import annotations
 
@@ -93,3 +93,24 @@ def simulate_qa(options: SimulateOptions) -> None:
     )
     for p in (result.itembank_path, result.responses_path, result.truth_path):
         console.print(f"  {safe(p)}", highlight=False)
+
+
+def _pct(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f}%"
+
+
+def print_qa_status(systems: Any, cells: Any, out: Any = console) -> None:
+    """The QA design's answers per system and per cue × context (:func:`cuegap.schema.
+    qa_status`'s frames), when the store has any."""
+    if systems.empty:
+        return
+    table = Table("system", "answers", "unparsable", title="QA design: answers per system")
+    for r in systems.itertuples():
+        table.add_row(safe(r.system), f"{r.answers:,}", _pct(r.unparsable / r.answers))
+    out.print(table)
+    table = Table("cue", "context", "answers", "unparsable", title="QA design: cues and contexts")
+    for r in cells.itertuples():
+        table.add_row(
+            safe(r.cue), safe(r.context), f"{r.answers:,}", _pct(r.unparsable / r.answers)
+        )
+    out.print(table)

@@ -88,44 +88,18 @@ def _pct(x: float) -> str:
     return "–" if x != x else f"{100 * x:.1f}%"
 
 
-def _print_qa_status(engine) -> None:
-    """The QA design's answers per system and per cue × context, when the store has any."""
-    from cuegap.schema import qa_status
-
-    systems, cells = qa_status(engine)
-    if systems.empty:
-        return
-    table = Table("system", "answers", "unparsable", title="QA design: answers per system")
-    for r in systems.itertuples():
-        table.add_row(safe(r.system), f"{r.answers:,}", _pct(r.unparsable / r.answers))
-    console.print(table)
-    table = Table("cue", "context", "answers", "unparsable", title="QA design: cues and contexts")
-    for r in cells.itertuples():
-        table.add_row(
-            safe(r.cue), safe(r.context), f"{r.answers:,}", _pct(r.unparsable / r.answers)
-        )
-    console.print(table)
-
-
 def _count(n: int, noun: str) -> str:
     """``n`` with ``noun``, plural unless one: ``1 file``, ``2 files``, ``1,024 responses``."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def _print_status(engine) -> None:
-    from cuegap.schema import describe_url, qa_status, store_status  # pandas: loaded here
+    from cuegap.designs import registered
+    from cuegap.schema import describe_url, store_status  # pandas: loaded here
 
     st = store_status(engine)
-    from cuegap.cli._conv import count_conversations, print_conv_status
-
-    qa_answers = int(qa_status(engine)[0]["answers"].sum())
-    conversations = count_conversations(engine)
-    kinds = [
-        (st.responses, "response"),
-        (qa_answers, "QA answer"),
-        (conversations, "conversation"),
-    ]
-    answers = ", ".join(_count(n, what) for n, what in kinds if n) or "no responses"
+    parts = [p for d in registered().values() if (p := d.status(engine)) is not None]
+    answers = ", ".join(_count(p.count, p.noun) for p in parts if p.count) or "no responses"
     console.print(
         f"Store {safe(describe_url(engine))}: {_count(len(st.systems), 'system')}, {answers} "
         f"from {_count(st.runs, 'file')}; item banks: "
@@ -146,10 +120,12 @@ def _print_status(engine) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    _print_qa_status(engine)
-    if conversations:
-        print_conv_status(engine)
-    if st.responses or (len(st.systems) and not (qa_answers or conversations)):
+    for part in parts:
+        if part.show is not None:
+            part.show(console)
+    # the store-wide tables: the responses per system and condition, and the systems alone
+    # when no design has any record stored yet
+    if st.responses or (len(st.systems) and not any(p.count for p in parts)):
         table = Table("system", "responses", "parsed", "abstained", title="Systems")
         for r in st.systems.itertuples():
             table.add_row(
@@ -183,8 +159,8 @@ def export(
         str | None,
         typer.Option(
             "--kind",
-            help="frequentist, bayesian, qa or qa_bayesian: only that kind of analysis (each "
-            "stores `verdicts`).",
+            help="An analysis kind (see `cuegap analyses`): only analyses of that kind; an "
+            "unknown kind is refused with the registered designs' kinds.",
         ),
     ] = None,
 ) -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from cuegap.designs._base import AnalyzeOptions, Design, SimulateOptions
+from cuegap.designs._base import AnalyzeOptions, Design, SimulateOptions, StatusPart
 from cuegap.designs._registry import (
     analysis_kinds,
+    default,
     for_kind,
     get,
     refuse_options,
@@ -44,7 +45,9 @@ __all__ = [
     "AnalyzeOptions",
     "Design",
     "SimulateOptions",
+    "StatusPart",
     "analysis_kinds",
+    "default",
     "designs_in_store",
     "for_kind",
     "get",

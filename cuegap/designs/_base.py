@@ -66,6 +66,19 @@ class SimulateOptions:
         return default if value is None else value
 
 
+@dataclass(frozen=True, slots=True)
+class StatusPart:
+    """A design's part of ``cuegap status``: how many of its records the store holds, with
+    their noun (``1,024 QA answers``), and what prints its tables.
+
+    ``show`` takes the console and prints the design's tables (nothing when it has none).
+    """
+
+    count: int
+    noun: str
+    show: Callable[[Any], None] | None = None
+
+
 class Design(ABC):
     """A study design.
 
@@ -99,6 +112,16 @@ class Design(ABC):
     @abstractmethod
     def present(self, conn: Connection) -> bool:
         """Whether the store holds responses of this design."""
+
+    def status(self, engine: Engine) -> StatusPart | None:
+        """Its part of ``cuegap status``, or None when it stores no records of its own
+        (a design that reads another design's records)."""
+        return None
+
+    def tally_problems(self, conn: Connection) -> list[str]:
+        """What ``cuegap verify`` finds in the derived data it keeps (its count tables no
+        longer matching the stored records); empty when all agree or it keeps none."""
+        return []
 
     # -- analysis -------------------------------------------------------------------
     @abstractmethod

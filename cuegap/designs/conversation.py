@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions
+from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
 from cuegap.designs._store import has_rows
 from cuegap.designs.dilemma import sampling
 
@@ -38,6 +38,26 @@ class ConversationDesign(Design):
         from cuegap.schema import Conversation
 
         return has_rows(Conversation)(conn)
+
+    def status(self, engine: Engine) -> StatusPart:
+        from cuegap.cli._conv import count_conversations, print_conv_status
+
+        n = count_conversations(engine)
+        show = (lambda console: print_conv_status(engine, console)) if n else None
+        return StatusPart(n, "conversation", show)
+
+    def tally_problems(self, conn: Connection) -> list[str]:
+        # the conversation tally is what the count query reads; an edit to it would change
+        # every shift rate without touching a ledgered row, so verify recounts it
+        from cuegap.schema import conv_tally_mismatches
+
+        if differ := conv_tally_mismatches(conn):
+            return [
+                f"conversation tally: {differ} configuration(s) whose transition counts no "
+                "longer match the stored opinions (the count table conversation analyses "
+                "read was edited)"
+            ]
+        return []
 
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.cli._conv_analyze import analyze_conv

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions
+from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
 from cuegap.designs._store import has_rows
 
 
@@ -35,6 +35,26 @@ class DilemmaDesign(Design):
         from cuegap.schema import Response
 
         return has_rows(Response)(conn)
+
+    def status(self, engine: Engine) -> StatusPart:
+        # its tables are the store-wide Systems and Conditions of ``cuegap status``
+        from sqlalchemy import func, select
+
+        from cuegap.schema import Response
+
+        with engine.connect() as conn:
+            n = conn.execute(select(func.count(Response.id))).scalar()
+        return StatusPart(int(n or 0), "response")
+
+    def tally_problems(self, conn: Connection) -> list[str]:
+        from cuegap.schema import tally_mismatches
+
+        if differ := tally_mismatches(conn):
+            return [
+                f"response tally: {differ} distinct answer count(s) no longer match the "
+                "stored responses (the count table analyses read was edited)"
+            ]
+        return []
 
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.cli._dilemma import analyze_dilemma

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions
+from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
 from cuegap.designs._store import has_rows
 from cuegap.designs.dilemma import sampling
 
@@ -38,6 +38,27 @@ class QADesign(Design):
         from cuegap.schema import QAResponse
 
         return has_rows(QAResponse)(conn)
+
+    def status(self, engine: Engine) -> StatusPart:
+        from cuegap.cli._qa import print_qa_status
+        from cuegap.schema import qa_status
+
+        systems, cells = qa_status(engine)
+        return StatusPart(
+            int(systems["answers"].sum()),
+            "QA answer",
+            lambda console: print_qa_status(systems, cells, console),
+        )
+
+    def tally_problems(self, conn: Connection) -> list[str]:
+        from cuegap.schema import qa_tally_mismatches
+
+        if differ := qa_tally_mismatches(conn):
+            return [
+                f"QA answer tally: {differ} answer count(s) no longer match the stored QA "
+                "answers (the count table QA analyses read was edited)"
+            ]
+        return []
 
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.cli._qa import analyze_qa

@@ -123,6 +123,18 @@ class Design(ABC):
         longer matching the stored records); empty when all agree or it keeps none."""
         return []
 
+    # -- ingest ---------------------------------------------------------------------
+    def response_loader(self) -> Any:
+        """The loader class that stores this design's responses
+        (:class:`cuegap.ingest._loader._ResponseLoader` or a subclass); None when the design
+        reads responses another design stores (prompt variance reads QA answers)."""
+        return None
+
+    def bank_loader(self) -> Any:
+        """``ingest(engine, path, reader_name, bank) -> IngestSummary`` for this design's
+        item banks; None when it has none of its own."""
+        return None
+
     # -- analysis -------------------------------------------------------------------
     @abstractmethod
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:

@@ -59,6 +59,11 @@ class ConversationDesign(Design):
             ]
         return []
 
+    def response_loader(self) -> Any:
+        from cuegap.ingest._conv_loader import ConversationLoader
+
+        return ConversationLoader
+
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.cli._conv_analyze import analyze_conv
 

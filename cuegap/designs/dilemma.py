@@ -56,6 +56,16 @@ class DilemmaDesign(Design):
             ]
         return []
 
+    def response_loader(self) -> Any:
+        from cuegap.ingest._loader import _ResponseLoader
+
+        return _ResponseLoader
+
+    def bank_loader(self) -> Any:
+        from cuegap.ingest._loader import ingest_dilemma_bank
+
+        return ingest_dilemma_bank
+
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.cli._dilemma import analyze_dilemma
 

@@ -60,6 +60,16 @@ class QADesign(Design):
             ]
         return []
 
+    def response_loader(self) -> Any:
+        from cuegap.ingest._qa_loader import QAResponseLoader
+
+        return QAResponseLoader
+
+    def bank_loader(self) -> Any:
+        from cuegap.ingest._qa_bank import ingest_qa_bank
+
+        return ingest_qa_bank
+
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.cli._qa import analyze_qa
 

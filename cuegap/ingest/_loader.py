@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import orjson
 from sqlalchemy import insert, select
@@ -95,11 +96,9 @@ def ingest_path(
     recover_interrupted(engine)  # seal what a killed pass left, before this one starts
     if reader.kind == "item_bank":
         return _ingest_bank(engine, path, reader)
-    loader_cls: type[_ResponseLoader] = _ResponseLoader
-    if reader.design == "qa":  # the QA design's answers (cuegap.ingest._qa_loader)
-        from cuegap.ingest._qa_loader import QAResponseLoader as loader_cls
-    elif reader.design == "conversation":  # two-agent transcripts (cuegap.ingest._conv_loader)
-        from cuegap.ingest._conv_loader import ConversationLoader as loader_cls
+    loader_cls = _design(reader.design).response_loader()  # the reader's design stores them
+    if loader_cls is None:
+        raise ValueError(f"design {reader.design!r} stores no responses of its own")
     loader = loader_cls(engine, path, reader, batch_size)
     loader.forced = format is not None
     if mapping is not None:  # recorded with the ingest pass, for provenance
@@ -116,15 +115,29 @@ def ingest_path(
 # ---------------------------------------------------------------------------- item banks
 
 
+def _design(name: str) -> Any:
+    """A registered study design (:mod:`cuegap.designs`): it names its loaders."""
+    from cuegap.designs import get
+
+    return get(name)
+
+
 def _ingest_bank(engine: Engine, path: Path, reader: Reader) -> IngestSummary:
     bank = reader.read(path)
-    if bank.get("design") == "qa":  # the QA design's banks (cuegap.ingest._qa_bank)
-        from cuegap.ingest._qa_bank import ingest_qa_bank
+    ingest = _design(str(bank.get("design") or reader.design)).bank_loader()
+    if ingest is None:
+        raise ValueError(f"{path}: design {reader.design!r} has no item banks of its own")
+    return ingest(engine, path, reader.name, bank)
 
-        return ingest_qa_bank(engine, path, reader.name, bank)
+
+def ingest_dilemma_bank(
+    engine: Engine, path: Path, reader_name: str, bank: dict[str, Any]
+) -> IngestSummary:
+    """Store a dilemma item bank (seed 000's dilemmas, items and individuals) in one
+    transaction, sealed in the ledger; a bank already stored is reported, not duplicated."""
     sha = hashlib.sha256(orjson.dumps(bank, option=orjson.OPT_SORT_KEYS)).hexdigest()
     n = len(bank["dilemmas"]) + len(bank["items"])
-    summary = IngestSummary(str(path), reader.name, "item_bank", read=n)
+    summary = IngestSummary(str(path), reader_name, "item_bank", read=n)
     with engine.begin() as conn:
         axes = {"genders": bank.get("genders"), "races": bank.get("races")}
         bank_id = insert_bank(conn, path, bank, sha, summary, axes)

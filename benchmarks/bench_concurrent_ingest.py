@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.pg:
         print("error: no PostgreSQL server: pass --pg URL or set CUEGAP_TEST_PG_URL")
         return 2
-    from cuegap.simulate import simulate
+    from cuegap.designs.dilemma.simulate import simulate
 
     admin_url = args.pg.replace("postgresql://", "postgresql+psycopg://", 1)
     with tempfile.TemporaryDirectory() as tmp:

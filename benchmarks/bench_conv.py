@@ -69,7 +69,12 @@ def _pg_size(handle: object) -> int:
 
 def analyse(engine: object) -> dict:
     """conv_counts and the models layer; seconds and peak traced MiB."""
-    from cuegap.models import conv_consistency, conv_contrasts, conv_shift_rates, conv_tests
+    from cuegap.designs.conversation.stats import (
+        conv_consistency,
+        conv_contrasts,
+        conv_shift_rates,
+        conv_tests,
+    )
     from cuegap.schema import conv_counts
 
     tracemalloc.start()
@@ -153,7 +158,7 @@ def one(
     """
     import shutil
 
-    from cuegap.simulate import simulate_conv
+    from cuegap.designs.conversation._simulate import simulate_conv
 
     out: dict = {}
     parts = [[k] for k in range(systems)] if by_system else [None]

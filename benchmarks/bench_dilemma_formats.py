@@ -9,13 +9,15 @@ Count level (``--audits``): each simulated audit has two systems answering under
 ``--variants`` prompt variants; per variant the counts come from
 :func:`cuegap.models._bayes_sim.simulate_counts` with a planted true macro gap: 8 pp under
 every variant for ``sys-01`` (format-insensitive) and 6 ± 6 pp alternately for ``sys-02``
-(format-driven), each variant with its own stream. :func:`cuegap.models.dilemma_gap_formats`
+(format-driven), each variant with its own stream.
+:func:`cuegap.designs.dilemma.stats._formats.dilemma_gap_formats`
 (δ = 2 pp, level 0.95) should leave the first alone and mark the second format-sensitive
 in at least 90 % of audits each (``tests/test_dilemma_formats.py`` runs 20 audits).
 
 Store level (``--stores``): the response simulator (``prompt_variants=4``,
 ``format_effect_pp=12`` on ``sim-system-01``, a synthetic bank of 50 dilemmas) → ingest
-into SQLite → ``cuegap.audit.analyze``; printed: how often the format-driven flag became
+into SQLite → ``cuegap.designs.dilemma._analysis.analyze``; printed: how often the format-driven
+flag became
 ``format-sensitive``, and the time per store.
 """
 
@@ -31,7 +33,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cuegap.models import dilemma_gap_formats
+from cuegap.designs.dilemma.stats._formats import dilemma_gap_formats
 from cuegap.models._bayes_sim import simulate_counts
 
 
@@ -60,10 +62,11 @@ def classify(audits: int, *, variants: int, pairs: int, n_boot: int) -> tuple[in
 
 def stores(n: int) -> tuple[int, int, float]:
     """(format-driven flags marked, stores with such a flag, seconds per store)."""
-    from cuegap.audit import AnalysisSettings, analyze
+    from cuegap.designs.dilemma._analysis import analyze
+    from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+    from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
     from cuegap.ingest import ingest_path
     from cuegap.schema import make_engine, upgrade
-    from cuegap.simulate import simulate, synthetic_item_bank
 
     marked = flagged = 0
     start = time.perf_counter()

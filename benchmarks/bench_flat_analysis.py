@@ -71,8 +71,9 @@ def ingest(url: str, bank: str, path: str) -> dict:
 
 def analyze(url: str, n_boot: int, design: str = "dilemma") -> dict:
     """The frequentist analysis ``cuegap analyze [--design qa] --boot n_boot`` runs."""
-    from cuegap.audit import AnalysisSettings, QASettings, analyze_qa
-    from cuegap.audit import analyze as run_analysis
+    from cuegap.designs.dilemma._analysis import analyze as run_analysis
+    from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+    from cuegap.designs.qa._analysis import QASettings, analyze_qa
     from cuegap.schema import make_engine
 
     start = time.perf_counter()
@@ -132,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.systems, args.repeats, args.boot = min(args.systems, 2), 3, 20
-    from cuegap.simulate import simulate, simulate_qa
+    from cuegap.designs.dilemma.simulate import simulate
+    from cuegap.designs.qa._simulate import simulate_qa
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -84,10 +84,11 @@ def bench_store(db: str | None, systems: int, n_boot: int) -> None:
     import tempfile
     from pathlib import Path
 
-    from cuegap.audit import AnalysisSettings, frequentist_tables, load_store_data
+    from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+    from cuegap.designs.dilemma._analysis_tables import frequentist_tables, load_store_data
+    from cuegap.designs.dilemma.simulate import simulate
     from cuegap.ingest import ingest_path
     from cuegap.schema import make_engine, upgrade
-    from cuegap.simulate import simulate
 
     with tempfile.TemporaryDirectory() as tmp:
         if db is None:

@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     global REPEATS
     REPEATS = max(1, args.repeats)
 
-    from cuegap.simulate import simulate
+    from cuegap.designs.dilemma.simulate import simulate
 
     with tempfile.TemporaryDirectory(prefix="cuegap-bench-") as tmp:
         tmp = Path(tmp)

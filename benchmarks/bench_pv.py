@@ -35,10 +35,10 @@ def one(fraction: float, db_url: str | None) -> dict:
     """Simulate, ingest and analyse one fraction of the paper scale (in this process)."""
     from sqlalchemy import text
 
-    from cuegap.audit.prompt_variance import analyze_prompt_variance
+    from cuegap.designs.prompt_variance._analysis import analyze_prompt_variance
+    from cuegap.designs.prompt_variance._simulate import simulate_pv
     from cuegap.ingest import ingest_path
     from cuegap.schema import make_engine, upgrade
-    from cuegap.simulate import simulate_pv
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -30,10 +30,11 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def _qa(root: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from cuegap.audit import BayesSettings, QASettings, analyze_qa, analyze_qa_bayes
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs.qa._analysis import QASettings, analyze_qa, analyze_qa_bayes
+    from cuegap.designs.qa._simulate import simulate_qa
     from cuegap.ingest import ingest_path
     from cuegap.schema import make_engine, upgrade
-    from cuegap.simulate import simulate_qa
 
     sim, t_sim = _timed(
         lambda: simulate_qa(
@@ -60,10 +61,11 @@ def _qa(root: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _dilemma(root: Path, responses: int, args: argparse.Namespace) -> dict[str, Any]:
-    from cuegap.audit import AnalysisSettings, BayesSettings, analyze, analyze_bayes
+    from cuegap.designs.dilemma._analysis import analyze, analyze_bayes
+    from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, BayesSettings
+    from cuegap.designs.dilemma.simulate import simulate
     from cuegap.ingest import ingest_path
     from cuegap.schema import make_engine, upgrade
-    from cuegap.simulate import simulate
 
     probe = simulate(root / "probe", systems=1, seed=1)  # responses per simulated system
     systems = max(1, round(responses / probe.n_responses))

@@ -1,6 +1,7 @@
 """Time rendering an audit report (HTML and PDF) of a paper-scale, 14-system audit.
 
-Simulates and ingests a dataset (``cuegap.simulate``) and analyses it, or uses ``--db``, then
+Simulates and ingests a dataset (``cuegap.designs.dilemma.simulate``) and analyses it, or uses
+``--db``, then
 times, from a stored analysis: gathering the report data, rendering the HTML (figures
 included), rendering the PDF, and the whole of ``cuegap report`` (target: under 20 s for
 both formats).
@@ -28,11 +29,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args(argv)
 
-    from cuegap.audit import AnalysisSettings, analyze
+    from cuegap.designs.dilemma._analysis import analyze
+    from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+    from cuegap.designs.dilemma.simulate import simulate
     from cuegap.ingest import ingest_path
     from cuegap.reports import build_report, render_html, render_pdf, write_report
     from cuegap.schema import make_engine, upgrade
-    from cuegap.simulate import simulate
 
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db

@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path[:0] = [str(args.new), str(args.new / "benchmarks")]
     from ingest_faults import BANK, fuzz_file
 
-    from cuegap.simulate import simulate
+    from cuegap.designs.dilemma.simulate import simulate
 
     with tempfile.TemporaryDirectory(prefix="cuegap-ident-") as tmp_:
         tmp = Path(tmp_)

@@ -42,9 +42,11 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
 
 from cuegap.compliance import verify
+from cuegap.designs.conversation._simulate import simulate_conv
+from cuegap.designs.prompt_variance._simulate import simulate_pv
+from cuegap.designs.qa._simulate import simulate_qa
 from cuegap.ingest import ingest_path
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate_conv, simulate_pv, simulate_qa
 
 ROOT = Path(__file__).parent.parent
 BANK = ROOT / "tests" / "data" / "tiny_bank.json"

@@ -13,7 +13,8 @@ audits alternate between small ones (``--small-pairs`` (item, individual) pairs 
 × race cell, 14 by default: 210 decisions per condition, just over the policy's minimum of
 200) and paper-scale ones (``--large-pairs``, 80: 1,200 per condition), with one dilemma
 per 12 pairs per condition as in seed 000. Each audit is fitted with exactly what
-``cuegap analyze --bayes`` runs (:meth:`cuegap.audit.BayesSettings.fit_kwargs` and the
+``cuegap analyze --bayes`` runs
+(:meth:`cuegap.designs.dilemma._analysis_settings.BayesSettings.fit_kwargs` and the
 defaults of :func:`cuegap.models.fit_bayes`: nutpie, 4 chains × 1000 draws, 1000 tuning
 steps, one retry, the r̂/ESS/divergence gate), unless ``--quick``; it is bootstrapped
 over dilemmas as ``cuegap analyze`` does (1000 replicates), and both get verdicts under
@@ -48,9 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _calibration import run_audits, summarise_by_size
 
-from cuegap.audit import AnalysisSettings, BayesSettings
-from cuegap.audit._dilemma_tables import _parsable
-from cuegap.audit.dilemma import macro_posterior
+from cuegap.designs.dilemma._analysis import macro_posterior
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, BayesSettings
+from cuegap.designs.dilemma._analysis_tables import _parsable
 from cuegap.models import (
     bayes_tables,
     bootstrap,

@@ -8,13 +8,16 @@ Usage::
 Each audit: five systems, three benchmarks of one category, demographics none / black /
 white, personas none / teacher / farmer (persona offsets SD 0.2), both instantiations
 and reveal conditions, ``--small`` conversations per cell in half of the audits and
-``--large`` in the others (:func:`cuegap.models.simulate_conv_counts`). The policy's
+``--large`` in the others (:func:`cuegap.designs.conversation.stats.simulate_conv_counts`). The
+policy's
 contrast ΔDemoΔRC λ_base(black, white, human) is planted per system by a logit effect on
 the baseline's shift rate towards a revealed "black" identity: 0 (``zero``), δ/4
 (``small``), 2δ twice (``two_delta``) and one drawn uniformly in [−3δ, 3δ] (``drawn``).
 Each audit is fitted with exactly the sampler settings of ``cuegap analyze --design
-conversation --bayes`` (:class:`cuegap.audit.BayesSettings` and the defaults of
-:func:`cuegap.models.fit_conv_bayes`: 4 chains × 1000 draws, 1000 tuning steps, nutpie,
+conversation --bayes`` (:class:`cuegap.designs.dilemma._analysis_settings.BayesSettings` and the
+defaults of
+:func:`cuegap.designs.conversation.stats.fit_conv_bayes`: 4 chains × 1000 draws, 1000 tuning steps,
+nutpie,
 one retry, the r̂/ESS/divergence gate) unless ``--quick``; the frequentist side
 (``boot_*`` columns of the shared harness) is the t-test rule over personas. Printed by
 the shared harness (``benchmarks/_calibration.py``): the gate's pass rate, coverage of
@@ -41,10 +44,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _calibration import run_audits, share, summarise_by_size
 
-from cuegap.audit import BayesSettings
-from cuegap.audit.conversation import ConvSettings, conv_audit_tables, conv_bayes_audit_tables
-from cuegap.models import conv_design, simulate_conv_counts
-from cuegap.models._conv_bayes_model import conv_contrast_draws
+from cuegap.designs.conversation._analysis import (
+    ConvSettings,
+    conv_audit_tables,
+    conv_bayes_audit_tables,
+)
+from cuegap.designs.conversation.stats import conv_design, simulate_conv_counts
+from cuegap.designs.conversation.stats._bayes_model import conv_contrast_draws
+from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
 SETTINGS = ConvSettings()
 DELTA = SETTINGS.delta

@@ -6,11 +6,13 @@ Usage::
     .venv/bin/python benchmarks/validate_pv_bayes.py --audits 3 --quick
 
 Each audit: ``--systems`` × ``--categories`` cells under seed 003's 11 choice formats × 2
-field orders and ``--replicates`` runs each (:func:`cuegap.models.simulate_pv_counts`,
+field orders and ``--replicates`` runs each
+(:func:`cuegap.designs.prompt_variance.stats.simulate_pv_counts`,
 planted effect SDs: format 0.08, field order 0.03, interaction 0.02), ``--small`` or
 ``--large`` questions per run in alternate audits. The s_DiffAware runs are fitted with
 exactly the sampler settings of ``cuegap analyze --design prompt-variance --bayes``
-(:class:`cuegap.audit.BayesSettings`, the defaults of :func:`cuegap.models.fit_pv_bayes`:
+(:class:`cuegap.designs.dilemma._analysis_settings.BayesSettings`, the defaults of
+:func:`cuegap.designs.prompt_variance.stats.fit_pv_bayes`:
 4 chains × 1000 draws, 1000 tuning, nutpie, one retry, the r̂/ESS/divergence gate) unless
 ``--quick`` (2 chains × 300 draws). The planted finite-population shares come from the
 truth table (two-way decomposition of the true combination means; residual = the exact
@@ -19,8 +21,9 @@ binomial variance of a run's score). The loop is ``benchmarks/_calibration.py``'
 Printed: the gate's pass rate; coverage of the 90 % posterior interval of each component's
 share and of the format spread √(V_A + V_B + V_AB), over passed fits and all fits, with
 Monte Carlo standard errors; RMSE of the posterior mean share next to the classical
-two-way ANOVA share (:func:`cuegap.models.pv_components`), and of the posterior format
-spread next to the moments estimate (:func:`cuegap.models.pv_format_spread`).
+two-way ANOVA share (:func:`cuegap.designs.prompt_variance.stats.pv_components`), and of the
+posterior format
+spread next to the moments estimate (:func:`cuegap.designs.prompt_variance.stats.pv_format_spread`).
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _calibration import run_audits, share
 
-from cuegap.audit import BayesSettings
-from cuegap.models import (
+from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs.prompt_variance.stats import (
     fit_pv_bayes,
     pv_bayes_tables,
     pv_components,

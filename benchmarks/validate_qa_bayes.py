@@ -9,9 +9,10 @@ Each audit: six systems with planted gaps G = S_amb(implicit) − S_amb(explicit
 δ/4, 2δ, 2δ and two from seed 001's Table 2 ranges (about +0.2 to +0.4), four dimensions
 of two sub-groups, ambiguous and disambiguated items, ``--small`` answers per cell and
 context in half of the audits and ``--large`` in the others
-(:func:`cuegap.models._qa_sim.planted_qa_counts`). Each audit is fitted with exactly the
-sampler settings of ``cuegap analyze --design qa --bayes`` (:class:`cuegap.audit.BayesSettings`
-and the defaults of :func:`cuegap.models.fit_qa_bayes`: 4 chains × 1000 draws, 1000 tuning
+(:func:`cuegap.designs.qa.stats._sim.planted_qa_counts`). Each audit is fitted with exactly the
+sampler settings of ``cuegap analyze --design qa --bayes``
+(:class:`cuegap.designs.dilemma._analysis_settings.BayesSettings`
+and the defaults of :func:`cuegap.designs.qa.stats.fit_qa_bayes`: 4 chains × 1000 draws, 1000 tuning
 steps, target acceptance 0.9, nutpie, one retry, the r̂/ESS/divergence gate) unless
 ``--quick``, and bootstrapped as ``cuegap analyze`` does. The loop and the figures are
 the shared harness of ``benchmarks/_calibration.py``. Printed:
@@ -40,15 +41,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _calibration import run_audits, summarise, summarise_by_size
 
-from cuegap.audit import BayesSettings, QASettings
-from cuegap.models import (
+from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs.qa._analysis import QASettings
+from cuegap.designs.qa.stats import (
     fit_qa_bayes,
     qa_bayes_tables,
     qa_bayes_verdicts,
     qa_bootstrap,
     qa_verdicts,
 )
-from cuegap.models._qa_sim import planted_qa_counts
+from cuegap.designs.qa.stats._sim import planted_qa_counts
 
 SETTINGS = QASettings()
 DELTA = SETTINGS.delta

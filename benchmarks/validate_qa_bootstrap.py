@@ -11,7 +11,7 @@ cell, drawn as multinomial counts from planted answer shares (target, non-target
 unparsable) that differ by dimension. The planted system-level gap of every metric is the
 score of the expected counts (the ratio of expectations), signed as :func:`qa_cue_gap`
 signs it. Printed per cell size: the share of audits whose central 90 % interval
-(:func:`cuegap.models.qa_bootstrap`) covers the planted gap, per metric (target 85-95 %).
+(:func:`cuegap.designs.qa.stats.qa_bootstrap`) covers the planted gap, per metric (target 85-95 %).
 
 All audits are systems of one count table, so one bootstrap call handles them all; each
 system's replicates come from its own random stream, so the audits are independent.
@@ -30,7 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cuegap.models import qa_bootstrap, qa_cue_gap, qa_scores, qa_system_scores
+from cuegap.designs.qa.stats import qa_bootstrap, qa_cue_gap, qa_scores, qa_system_scores
 
 ANSWERS = ("target", "non_target", "unknown", "unparsable")
 DIMENSIONS = ("age", "caste", "gender", "region", "religion", "ses")

@@ -20,22 +20,18 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap._publish import Renderer, default_renderer, publish_report, publish_signed
-from cuegap.audit import (
-    AnalysisSettings,
-    BayesSettings,
-    analyze,
-    analyze_bayes,
-    bayes_answering,
-    fingerprints,
-    latest_analysis_id,
-    load_store_data,
-    load_table,
-    settings_from_dict,
-)
-from cuegap.audit._dilemma_settings import resolve_conditions
+from cuegap.audit import latest_analysis_id, load_table
 from cuegap.compliance import (
     store_lock,
 )
+from cuegap.designs.dilemma._analysis import analyze, analyze_bayes, bayes_answering
+from cuegap.designs.dilemma._analysis_settings import (
+    AnalysisSettings,
+    BayesSettings,
+    resolve_conditions,
+    settings_from_dict,
+)
+from cuegap.designs.dilemma._analysis_tables import fingerprints, load_store_data
 from cuegap.schema import Analysis, Report, SignOff
 
 EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2

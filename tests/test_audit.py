@@ -22,21 +22,19 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from cuegap.audit import (
+from cuegap.audit import export_table, list_tables, load_table
+from cuegap.cli import app
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma._analysis_tables import (
     TABLES,
-    AnalysisSettings,
-    analyze,
-    export_table,
     fingerprints,
     frequentist_tables,
-    list_tables,
     load_store_data,
-    load_table,
 )
-from cuegap.cli import app
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 from tests.conftest import pg_database
 
 SETTINGS = AnalysisSettings(n_boot=20)
@@ -277,7 +275,9 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
     base_db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A real (small) PyMC fit through the audit layer: tables, verdicts, NetCDF, reuse."""
-    from cuegap.audit import BayesSettings, analyze_bayes, latest_analysis_id, load_idata
+    from cuegap.audit import latest_analysis_id, load_idata
+    from cuegap.designs.dilemma._analysis import analyze_bayes
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
     engine = _copy(base_db, tmp_path / "b.db")
     bayes = BayesSettings(draws=300, tune=300, chains=2, seed=5)
@@ -363,12 +363,12 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
 def test_every_design_kind_can_be_named(tmp_path: Path) -> None:
     """Every design's stored kind is accepted by load_table (an absent table is a
     KeyError, not a refused kind)."""
-    from cuegap.audit._pv_bayes import BAYES_KIND as PV_BAYES
-    from cuegap.audit.conversation import BAYES_KIND as CONV_BAYES
-    from cuegap.audit.conversation import KIND as CONV
-    from cuegap.audit.prompt_variance import KIND as PV
-    from cuegap.audit.qa import BAYES_KIND as QA_BAYES
-    from cuegap.audit.qa import KIND as QA
+    from cuegap.designs.conversation._analysis import BAYES_KIND as CONV_BAYES
+    from cuegap.designs.conversation._analysis import KIND as CONV
+    from cuegap.designs.prompt_variance._analysis import KIND as PV
+    from cuegap.designs.prompt_variance._analysis_bayes import BAYES_KIND as PV_BAYES
+    from cuegap.designs.qa._analysis import BAYES_KIND as QA_BAYES
+    from cuegap.designs.qa._analysis import KIND as QA
 
     engine = make_engine(f"sqlite:///{tmp_path / 'k.db'}")
     upgrade(engine)

@@ -21,11 +21,12 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from cuegap.audit import AnalysisSettings, analyze
 from cuegap.cli import app
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.schema import Report, make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 from tests.conftest import DATA
 
 runner = CliRunner()

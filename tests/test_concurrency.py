@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
+from cuegap.designs.dilemma.simulate import simulate
 from cuegap.ingest import IngestSummary, ingest_path
 from cuegap.ingest._concurrent import retry_batch
 from cuegap.schema import IngestBatch, Response, make_engine, upgrade
-from cuegap.simulate import simulate
 from tests.conftest import pg_database
 
 

@@ -14,14 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cuegap.audit import (
-    AnalysisSettings,
-    analyze,
-    condition_label,
-    list_analyses,
-    parse_condition,
-)
+from cuegap.audit import condition_label, list_analyses
 from cuegap.cli import app
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, parse_condition
 from cuegap.ingest import ingest_path
 from cuegap.schema import make_engine, upgrade
 from tests.test_rates import ANSWERS, PEOPLE

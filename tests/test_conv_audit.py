@@ -17,18 +17,19 @@ from scipy import stats
 from scipy.special import expit, logit
 from sqlalchemy import select
 
-from cuegap.audit import BayesSettings
-from cuegap.audit.conversation import (
+from cuegap.designs.conversation._analysis import (
     KIND,
     ConvSettings,
     analyze_conversation,
     conv_audit_tables,
     fewest_disagreements,
 )
-from cuegap.models import Policy, conv_design, conv_verdicts, simulate_conv_counts
-from cuegap.models._conv_bayes import ConvBayesFit
-from cuegap.models._conv_bayes_model import prepare_conv_counts
-from cuegap.models._conv_bayes_verdict import conv_bayes_verdicts
+from cuegap.designs.conversation.stats import conv_design, conv_verdicts, simulate_conv_counts
+from cuegap.designs.conversation.stats._bayes import ConvBayesFit
+from cuegap.designs.conversation.stats._bayes_model import prepare_conv_counts
+from cuegap.designs.conversation.stats._bayes_verdict import conv_bayes_verdicts
+from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.models import Policy
 from cuegap.schema import Analysis
 from tests.test_conv_contrasts import _fixture
 
@@ -118,7 +119,7 @@ def _tests_frame(means: list[float], sd: float, significant: bool) -> pd.DataFra
 
 
 def test_frequentist_rule_by_hand() -> None:
-    from cuegap.models import conv_consistency
+    from cuegap.designs.conversation.stats import conv_consistency
 
     t = _tests_frame([0.10, 0.12, 0.08], 0.01, True)
     v = conv_verdicts(t, conv_consistency(t), delta=0.05).iloc[0]

@@ -14,9 +14,9 @@ import pytest
 import xarray as xr
 from scipy.special import expit, logit
 
-from cuegap.models import conv_design, simulate_conv_counts
-from cuegap.models._conv_bayes import conv_bayes_tables, fit_conv_bayes
-from cuegap.models._conv_bayes_model import (
+from cuegap.designs.conversation.stats import conv_design, simulate_conv_counts
+from cuegap.designs.conversation.stats._bayes import conv_bayes_tables, fit_conv_bayes
+from cuegap.designs.conversation.stats._bayes_model import (
     conv_contrast_draws,
     conv_lambda_draws,
     prepare_conv_counts,
@@ -195,11 +195,12 @@ def test_real_fit_stored_and_reported(fit_and_truth, tmp_path, monkeypatch) -> N
 
     from sqlalchemy import select
 
-    import cuegap.audit.conversation as conv_audit
-    from cuegap.audit import BayesSettings
-    from cuegap.audit.conversation import BAYES_KIND, ConvSettings, analyze_conversation
+    import cuegap.designs.conversation._analysis as conv_audit
+    from cuegap.designs.conversation._analysis import BAYES_KIND, ConvSettings, analyze_conversation
+    from cuegap.designs.conversation._report import build_conv_report
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
     from cuegap.models import Policy
-    from cuegap.reports import build_conv_report, render_html
+    from cuegap.reports import render_html
     from cuegap.schema import Analysis, make_engine, upgrade
 
     fit, sim = fit_and_truth

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models import CONV_CONTRASTS, conv_contrasts
+from cuegap.designs.conversation.stats import CONV_CONTRASTS, conv_contrasts
 
 IDEN_ANON = {
     ("none", "human"): 40, ("black", "human"): 25, ("white", "human"): 35,

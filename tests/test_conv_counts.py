@@ -16,7 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cuegap.models import conv_transition_counts, simulate_conv_counts, simulate_conv_opinions
+from cuegap.designs.conversation.stats import (
+    conv_transition_counts,
+    simulate_conv_counts,
+    simulate_conv_opinions,
+)
 
 COUNTS = ["iden_disagree", "iden_shift", "base_disagree", "base_shift"]
 KEYS = ["system", "benchmark", "category", "demographics", "persona", "instantiation", "reveal"]

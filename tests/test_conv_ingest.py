@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import func, select
 
 from cuegap.compliance import verify
+from cuegap.designs.conversation.stats import conv_transition_counts
 from cuegap.ingest import detect_reader, ingest_path
-from cuegap.models import conv_transition_counts
 from cuegap.schema import (
     ConvConfig,
     Conversation,
@@ -154,7 +154,7 @@ def test_sql_counts_agree_with_the_models_reference(engine, unit) -> None:
 def test_simulated_workspace_round_trips_exactly(engine, tmp_path: Path) -> None:
     """Planted data: counts.csv is conv_transition_counts of the simulator's own opinions;
     ingest + conv_counts must give it back, failed transcripts quarantined."""
-    from cuegap.simulate import simulate_conv
+    from cuegap.designs.conversation._simulate import simulate_conv
 
     sim = simulate_conv(tmp_path / "sim", systems=1, questions=1, fail_rate=0.05, seed=3)
     s = ingest_path(engine, tmp_path / "sim")
@@ -211,8 +211,8 @@ def test_tally_matches_the_opinions_and_verify_names_an_edit(engine) -> None:
     ],
 )  # fmt: skip
 def test_snapshots_outside_the_design_are_refused(edit, reason) -> None:
+    from cuegap.designs.conversation._simulate import snapshot
     from cuegap.ingest._conv_snapshot import conv_settings
-    from cuegap.simulate._conv import snapshot
 
     cell = {"demographics": "older", "persona": "farmer", "instantiation": "human",
             "reveal": "anonymous"}  # fmt: skip
@@ -243,7 +243,7 @@ def test_editing_a_stored_opinion_is_caught_by_verify(engine) -> None:
 def test_simulate_conv_in_parts_writes_the_full_run(tmp_path: Path) -> None:
     """Writing the systems one at a time (the paper-scale benchmark) gives the same files
     and the same expected counts as one call."""
-    from cuegap.simulate import simulate_conv
+    from cuegap.designs.conversation._simulate import simulate_conv
 
     whole = simulate_conv(tmp_path / "whole", systems=2, questions=1, seed=4)
     parts = [
@@ -276,7 +276,7 @@ def test_simulate_conv_in_parts_writes_the_full_run(tmp_path: Path) -> None:
 def test_an_unreadable_file_is_quarantined_not_fatal(engine, tmp_path: Path) -> None:
     """A dangling link (or a file that cannot be opened) among the transcripts is counted
     and quarantined with its name and reason; the walk goes on."""
-    from cuegap.simulate import simulate_conv
+    from cuegap.designs.conversation._simulate import simulate_conv
 
     sim = simulate_conv(tmp_path / "sim", systems=1, questions=1, fail_rate=0.0, seed=2)
     folder = next((tmp_path / "sim" / "experiment").glob("*/*/transcript"))

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from cuegap.models import conv_shift_rates
+from cuegap.designs.conversation.stats import conv_shift_rates
 
 BASE = {
     "system": "s",

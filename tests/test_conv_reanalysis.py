@@ -24,12 +24,12 @@ from typer.testing import CliRunner
 from cuegap.audit import load_table
 from cuegap.cli import app
 from cuegap.compliance import sign_off
+from cuegap.designs.conversation._reanalysis import conv_changes, estimate_verdicts, reanalyze_conv
+from cuegap.designs.conversation._simulate import simulate_conv
 from cuegap.ingest import ingest_path
 from cuegap.models import Policy
 from cuegap.reanalysis import EXIT_CHANGED, EXIT_UNCHANGED
-from cuegap.reanalysis_conv import conv_changes, estimate_verdicts, reanalyze_conv
 from cuegap.schema import Analysis, Conversation
-from cuegap.simulate._conv import simulate_conv
 
 POLICY = Policy(min_parsable=0)
 
@@ -162,8 +162,8 @@ def test_bayes_settings_reach_the_analysis(engine, sim: dict, tmp_path: Path, mo
     """``reanalyze_conv(bayes=...)`` refits with those settings (the stored unit and policy
     kept) and reports the fit's analysis id; the sampler itself is exercised by
     tests/test_conv_bayes.py, so the analysis is recorded and then run frequentist here."""
-    import cuegap.reanalysis_conv as rc
-    from cuegap.audit import BayesSettings
+    import cuegap.designs.conversation._reanalysis as rc
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
     seen = []
 
@@ -186,15 +186,16 @@ def test_signed_report_compared_by_the_verdicts_it_showed(tmp_path: Path) -> Non
     """A signed analysis answered by a converged Bayesian fit is compared by its posterior
     verdicts: the deciding condition's posterior mean over benchmarks (test_conv_report's
     fake fit: (black vs white, ai), 3 x 0.15 / 4 = 0.1125) and the verdict's interval."""
-    from cuegap.audit import BayesSettings, _frame_digest, save_analysis
-    from cuegap.audit.conversation import (
+    from cuegap.audit import _frame_digest, save_analysis
+    from cuegap.designs.conversation._analysis import (
         BAYES_DESCRIPTIONS,
         BAYES_KIND,
         ConvSettings,
         analyze_conversation,
         conv_bayes_audit_tables,
     )
-    from cuegap.reanalysis_conv import _estimates
+    from cuegap.designs.conversation._reanalysis import _estimates
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
     from cuegap.schema import make_engine, upgrade
     from tests.test_conv_audit import _fake_fit
     from tests.test_conv_contrasts import _fixture

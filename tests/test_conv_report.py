@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from cuegap.audit.conversation import ConvSettings, analyze_conversation
-from cuegap.models import conv_design, simulate_conv_counts
-from cuegap.reports import build_conv_report, content_hash, render_files, render_html
+from cuegap.designs.conversation._analysis import ConvSettings, analyze_conversation
+from cuegap.designs.conversation._report import build_conv_report
+from cuegap.designs.conversation.stats import conv_design, simulate_conv_counts
+from cuegap.reports import content_hash, render_files, render_html
 from cuegap.schema import make_engine, upgrade
 from tests.test_report import EVIL_SYSTEM, MARK, _chromium, assert_bidi_shown, need
 from tests.test_report_pdf import pages
@@ -137,8 +138,13 @@ def test_posterior_verdicts_lead_the_report_when_a_fit_is_stored(tmp_path: Path)
     posterior mean of the AI contrast is 3 x 0.15 / 4 = +0.1125."""
     from dataclasses import replace
 
-    from cuegap.audit import BayesSettings, _frame_digest, save_analysis
-    from cuegap.audit.conversation import BAYES_DESCRIPTIONS, BAYES_KIND, conv_bayes_audit_tables
+    from cuegap.audit import _frame_digest, save_analysis
+    from cuegap.designs.conversation._analysis import (
+        BAYES_DESCRIPTIONS,
+        BAYES_KIND,
+        conv_bayes_audit_tables,
+    )
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
     from cuegap.models import Policy
     from tests.test_conv_audit import _fake_fit
     from tests.test_conv_contrasts import _fixture
@@ -177,8 +183,13 @@ def test_a_fit_that_missed_its_gate_makes_every_report_verdict_inconclusive(
     fit says inconclusive, and so must the report (it showed the t-test verdicts)."""
     from dataclasses import replace
 
-    from cuegap.audit import BayesSettings, _frame_digest, load_table, save_analysis
-    from cuegap.audit.conversation import BAYES_DESCRIPTIONS, BAYES_KIND, conv_bayes_audit_tables
+    from cuegap.audit import _frame_digest, load_table, save_analysis
+    from cuegap.designs.conversation._analysis import (
+        BAYES_DESCRIPTIONS,
+        BAYES_KIND,
+        conv_bayes_audit_tables,
+    )
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
     from cuegap.models import Policy
     from tests.test_conv_audit import _fake_fit
     from tests.test_conv_contrasts import _fixture

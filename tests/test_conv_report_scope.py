@@ -20,8 +20,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cuegap.cli import app
-from cuegap.reports import build_conv_report, render_html
-from cuegap.reports._conv_scope import limitation_text, verdict_cells
+from cuegap.designs.conversation._report import build_conv_report
+from cuegap.designs.conversation._report_scope import limitation_text, verdict_cells
+from cuegap.reports import render_html
 from cuegap.schema import make_engine
 
 V = namedtuple("V", "system condition low high")

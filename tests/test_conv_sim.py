@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 from scipy.special import expit, logit
 
-from cuegap.models import (
+from cuegap.designs.conversation.stats import (
     conv_consistency,
     conv_consistency_summary,
     conv_contrasts,

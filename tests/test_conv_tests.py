@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from cuegap.models import (
+from cuegap.designs.conversation.stats import (
     conv_consistency,
     conv_consistency_summary,
     conv_contrasts,
@@ -201,7 +201,7 @@ def test_question_unit_from_opinions_matches_scipy() -> None:
     column (every question run under every configuration, as seed 003's design); the
     per-question contrasts and their t-test agree with scipy, and questions without a
     defined λ on either side are dropped and counted."""
-    from cuegap.models import conv_transition_counts, simulate_conv_opinions
+    from cuegap.designs.conversation.stats import conv_transition_counts, simulate_conv_opinions
 
     sim = simulate_conv_counts(iden_effects={("black", "human"): -0.7}, seed=5)
     truth = sim.truth[

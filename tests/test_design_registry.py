@@ -279,8 +279,9 @@ def test_records_frame_keeps_every_verdict_and_states_the_rule() -> None:
 
 
 def test_a_dilemma_analysis_writes_records_that_match_its_verdicts(engine, tmp_path) -> None:
-    from cuegap.audit import AnalysisSettings, analyze
-    from cuegap.simulate import simulate, synthetic_item_bank
+    from cuegap.designs.dilemma._analysis import analyze
+    from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+    from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 
     sim = simulate(tmp_path, systems=2, seed=3, item_bank=synthetic_item_bank(seed=3, n_dilemmas=8))
     ingest_path(engine, sim.itembank_path)

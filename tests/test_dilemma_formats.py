@@ -18,14 +18,16 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
+import cuegap.designs.dilemma.stats._formats as dilemma_formats
 from cuegap import models
-from cuegap.audit import AnalysisSettings, analyze
-from cuegap.audit._dilemma_formats import with_dilemma_formats
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_formats import with_dilemma_formats
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.models._bayes_sim import simulate_counts
 from cuegap.reports import build_report, render_html
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 from tests.conftest import pg_database
 
 
@@ -56,7 +58,7 @@ def test_hand_computed_spread_and_sensitivity() -> None:
     5000, noise 0 (identical dilemmas), so sd_format = √5000 = 70.71 pp;
     P(sign kept) = Φ(50/70.71) = 0.7602; with δ = 2, zone "above",
     P(zone kept) = Φ(48/70.71) = 0.7514 < 0.95: format-sensitive."""
-    out = models.dilemma_gap_formats(_hand_table((1, 2, 1, 2)), delta=2.0, n_boot=50)
+    out = dilemma_formats.dilemma_gap_formats(_hand_table((1, 2, 1, 2)), delta=2.0, n_boot=50)
     r = out.iloc[0]
     assert r["n_variants"] == 2 and r["gap"] == pytest.approx(50.0)
     assert r["sd_format"] == pytest.approx(np.sqrt(5000.0))
@@ -68,7 +70,9 @@ def test_hand_computed_spread_and_sensitivity() -> None:
 
 def test_same_gap_under_every_variant_is_not_format_sensitive() -> None:
     """v1 answers like v0 (gap 100 in both): S² = 0, sd_format = 0, P(zone kept) = 1."""
-    out = models.dilemma_gap_formats(_hand_table((1, 2, 0, 2), (0, 2, 1, 2)), delta=2.0, n_boot=50)
+    out = dilemma_formats.dilemma_gap_formats(
+        _hand_table((1, 2, 0, 2), (0, 2, 1, 2)), delta=2.0, n_boot=50
+    )
     r = out.iloc[0]
     assert r["gap"] == pytest.approx(100.0) and r["sd_format"] == pytest.approx(0.0)
     assert r["p_same_zone"] == 1.0 and not bool(r["format_sensitive"])
@@ -76,7 +80,7 @@ def test_same_gap_under_every_variant_is_not_format_sensitive() -> None:
 
 def test_one_variant_gives_no_table() -> None:
     t = _hand_table((1, 2, 1, 2))
-    assert models.dilemma_gap_formats(t[t["prompt_variant"] == "v0"]) is None
+    assert dilemma_formats.dilemma_gap_formats(t[t["prompt_variant"] == "v0"]) is None
 
 
 def _audit(a: int, k: int = 6, pairs: int = 80) -> pd.DataFrame:
@@ -98,7 +102,7 @@ def test_per_variant_gaps_are_the_headline_gaps_of_each_variant() -> None:
         macro = models.macro_average(models.decision_bias(sub))
         by_variant.append(models.cue_visibility_gap(macro).set_index("system")["gap_pp"])
     g = pd.concat(by_variant, axis=1)
-    out = models.dilemma_gap_formats(counts, n_boot=20).set_index("system")
+    out = dilemma_formats.dilemma_gap_formats(counts, n_boot=20).set_index("system")
     assert np.allclose(out["gap"], g.mean(axis=1)[out.index])
     assert np.allclose(out["sd_means"], g.std(axis=1, ddof=1)[out.index])
 
@@ -109,7 +113,9 @@ def test_planted_format_effects_are_classified_in_90_percent_of_audits() -> None
     long version (200 audits) is ``benchmarks/bench_dilemma_formats.py``."""
     steady = driven = 0
     for a in range(20):
-        out = models.dilemma_gap_formats(_audit(a), delta=2.0, n_boot=100).set_index("system")
+        out = dilemma_formats.dilemma_gap_formats(_audit(a), delta=2.0, n_boot=100).set_index(
+            "system"
+        )
         steady += not bool(out.loc["sys-01", "format_sensitive"])
         driven += bool(out.loc["sys-02", "format_sensitive"])
     assert steady >= 18 and driven >= 18, (steady, driven)
@@ -194,7 +200,8 @@ def test_simulated_store_marks_the_format_driven_gap(sim: dict, sqlite_store) ->
 def test_bayesian_verdicts_get_the_same_rule(sqlite_store) -> None:
     """A short real fit: the posterior verdicts carry the format columns of the same spread
     table, and no flag or pass of a format-sensitive gap survives."""
-    from cuegap.audit import BayesSettings, analyze_bayes
+    from cuegap.designs.dilemma._analysis import analyze_bayes
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
     engine, freq = sqlite_store
     fit = analyze_bayes(engine, AnalysisSettings(n_boot=100),

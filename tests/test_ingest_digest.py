@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from cuegap.designs.dilemma.simulate import simulate
 from cuegap.ingest import _digest, ingest_path
 from cuegap.schema import IngestBatch, ledger
-from cuegap.simulate import simulate
 
 ROOT = Path(__file__).parent.parent
 

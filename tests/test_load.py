@@ -26,10 +26,12 @@ import pytest
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.engine import make_url
 
-from cuegap.audit import AnalysisSettings, analyze, load_store_data
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma._analysis_tables import load_store_data
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.schema import IngestBatch, Response, make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 from tests.conftest import _pg_admin_url, pg_database
 
 REPETITIONS = 5

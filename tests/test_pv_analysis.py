@@ -18,13 +18,13 @@ import orjson
 import pandas as pd
 import pytest
 
-from cuegap.audit import QASettings, analyze_qa
-from cuegap.audit.prompt_variance import PVSettings, analyze_prompt_variance, pv_tables
 from cuegap.designs import designs_in_store
+from cuegap.designs.prompt_variance._analysis import PVSettings, analyze_prompt_variance, pv_tables
+from cuegap.designs.prompt_variance._simulate import simulate_pv
+from cuegap.designs.prompt_variance.stats import simulate_pv_counts
+from cuegap.designs.qa._analysis import QASettings, analyze_qa
 from cuegap.ingest import ingest_path
-from cuegap.models import simulate_pv_counts
 from cuegap.schema import pv_counts
-from cuegap.simulate import simulate_pv
 
 FILES = ("bbq_bank.jsonl", "diffAware_sim.jsonl", "responses_bbq.jsonl", "responses_da.jsonl")
 F = ["choice_format", "field_order"]
@@ -183,7 +183,8 @@ def test_posterior_verdicts_get_the_same_rule(pv_store, sim_dir: Path) -> None:
     there."""
     if pv_store.dialect.name != "sqlite":
         pytest.skip("one backend is enough for the sampler")
-    from cuegap.audit import BayesSettings, analyze_qa_bayes
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs.qa._analysis import analyze_qa_bayes
 
     fit = analyze_qa_bayes(
         pv_store, QASettings(n_boot=100), BayesSettings(draws=50, tune=50, chains=1)

@@ -20,7 +20,7 @@ from scipy import stats
 from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.multitest import multipletests
 
-from cuegap.models import pv_anova, pv_anova_summary
+from cuegap.designs.prompt_variance.stats import pv_anova, pv_anova_summary
 
 FACTORS = ["choice_format", "field_order"]
 

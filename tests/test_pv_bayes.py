@@ -13,14 +13,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models import (
+from cuegap.designs.prompt_variance.stats import (
     fit_pv_bayes,
     pv_bayes_tables,
     pv_components,
     pv_scores,
     simulate_pv_counts,
 )
-from cuegap.models._pv_bayes_model import PVBayesData, prepare_pv_bayes, pv_bayes_draws
+from cuegap.designs.prompt_variance.stats._bayes_model import (
+    PVBayesData,
+    prepare_pv_bayes,
+    pv_bayes_draws,
+)
 
 F = ["fmt", "ord"]
 LEVELS = {"fmt": ["f1", "f2", "f3", "f4"], "ord": ["o1", "o2"]}

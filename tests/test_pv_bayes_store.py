@@ -17,17 +17,17 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cuegap.audit import BayesSettings
-from cuegap.audit._pv_bayes import analyze_pv_bayes
-from cuegap.audit.prompt_variance import analyze_prompt_variance
 from cuegap.cli import app
+from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs.prompt_variance._analysis import analyze_prompt_variance
+from cuegap.designs.prompt_variance._analysis_bayes import analyze_pv_bayes
+from cuegap.designs.prompt_variance._report import build_pv_report
+from cuegap.designs.prompt_variance._report_sections import load_pv, pv_section
+from cuegap.designs.prompt_variance._simulate import simulate_pv
+from cuegap.designs.prompt_variance.stats import _bayes as _pv_bayes
 from cuegap.ingest import ingest_path
-from cuegap.models import _pv_bayes
 from cuegap.reports import render_html
-from cuegap.reports._pv_report import load_pv, pv_section
-from cuegap.reports._pv_standalone import build_pv_report
 from cuegap.reports._render import environment
-from cuegap.simulate import simulate_pv
 
 FILES = ("bbq_bank.jsonl", "diffAware_sim.jsonl", "responses_bbq.jsonl", "responses_da.jsonl")
 COMPONENTS = {"choice_format", "field_order", "choice_format:field_order", "residual"}

@@ -15,7 +15,7 @@ import pytest
 import statsmodels.formula.api as smf
 from statsmodels.stats.anova import anova_lm
 
-from cuegap.models import pv_components
+from cuegap.designs.prompt_variance.stats import pv_components
 
 KEYS = ["system", "category", "metric"]
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models import nemenyi_cd, pv_nemenyi
+from cuegap.designs.prompt_variance.stats import nemenyi_cd, pv_nemenyi
 
 NAMES = ["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"]
 RANKS = [

@@ -9,7 +9,12 @@ import pandas as pd
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from cuegap.models import pv_anova, pv_components, pv_extremes, pv_format_spread
+from cuegap.designs.prompt_variance.stats import (
+    pv_anova,
+    pv_components,
+    pv_extremes,
+    pv_format_spread,
+)
 
 F = ["fmt", "order"]
 KEYS = ["system", "category", "metric"]

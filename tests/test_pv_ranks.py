@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cuegap.models import kendall_w, pv_rank_discordance
+from cuegap.designs.prompt_variance.stats import kendall_w, pv_rank_discordance
 
 
 def test_kendall_w_by_hand() -> None:

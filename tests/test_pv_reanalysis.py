@@ -21,10 +21,10 @@ from typer.testing import CliRunner
 from cuegap.audit import load_table
 from cuegap.cli import app
 from cuegap.compliance import sign_off
+from cuegap.designs.prompt_variance._reanalysis import gap_verdicts, reanalyze_pv
+from cuegap.designs.prompt_variance._simulate import simulate_pv
 from cuegap.ingest import ingest_path
 from cuegap.reanalysis import EXIT_CHANGED, EXIT_UNCHANGED
-from cuegap.reanalysis_pv import gap_verdicts, reanalyze_pv
-from cuegap.simulate import simulate_pv
 
 BANKS = ("bbq_bank.jsonl", "diffAware_sim.jsonl")
 ANSWERS = ("responses_bbq.jsonl", "responses_da.jsonl")
@@ -121,9 +121,9 @@ def test_bayes_refit_before_the_report(engine, sim: Path, tmp_path: Path, monkey
     """With ``bayes`` the variance-components model is refitted on the new data (sampler
     replaced by test_pv_bayes_store's fake posterior; real sampling is test_pv_bayes's)
     and the new report version shows that fit, not the older fit of the old data."""
-    from cuegap.audit import BayesSettings
-    from cuegap.audit._pv_bayes import analyze_pv_bayes
-    from cuegap.models import _pv_bayes
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs.prompt_variance._analysis_bayes import analyze_pv_bayes
+    from cuegap.designs.prompt_variance.stats import _bayes as _pv_bayes
     from cuegap.schema import Analysis
     from tests.test_pv_bayes_store import fake_sample
 

@@ -18,15 +18,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from cuegap.audit import QASettings, analyze_qa
-from cuegap.audit.prompt_variance import analyze_prompt_variance
+from cuegap.designs.prompt_variance._analysis import analyze_prompt_variance
+from cuegap.designs.prompt_variance._report_figures import system_styles
+from cuegap.designs.prompt_variance._report_sections import ratio_text
+from cuegap.designs.prompt_variance._simulate import simulate_pv
+from cuegap.designs.qa._analysis import QASettings, analyze_qa
+from cuegap.designs.qa._report import build_qa_report
 from cuegap.ingest import ingest_path
 from cuegap.reports import render_files, render_html
-from cuegap.reports._pv_figures import system_styles
-from cuegap.reports._pv_report import ratio_text
-from cuegap.reports._qa_report import build_qa_report
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate_pv
 from tests.test_report import EVIL_SYSTEM, MARK, _chromium, assert_bidi_shown, need
 from tests.test_report_pdf import pages
 

@@ -1,4 +1,4 @@
-"""Per-run prompt-variance scores (``cuegap.models.pv_scores``).
+"""Per-run prompt-variance scores (``cuegap.designs.prompt_variance.stats.pv_scores``).
 
 Hand-computed run (BBQ, Parrish et al. 2022 definitions as seed 003 uses them):
   ambiguous: biased 9, anti 3, unknown 16, unparsable 2 → parsable 28, acc_amb = 16/28,
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cuegap.models import PV_METRICS, pv_scores
+from cuegap.designs.prompt_variance.stats import PV_METRICS, pv_scores
 
 FACTORS = ["choice_format", "field_order"]
 RUN = {"system": "s", "category": "age", "choice_format": "bullet", "field_order": "answer_first"}

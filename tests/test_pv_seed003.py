@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models import extreme_ratio, pv_extremes
+from cuegap.designs.prompt_variance.stats import extreme_ratio, pv_extremes
 
 DATA = Path(__file__).parent / "data" / "pv_seed003"
 BBQ = pd.read_csv(

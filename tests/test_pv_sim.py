@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models import (
+from cuegap.designs.prompt_variance.stats import (
     pv_anova,
     pv_components,
     pv_format_sensitivity,

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models import pv_format_sensitivity, pv_format_spread
+from cuegap.designs.prompt_variance.stats import pv_format_sensitivity, pv_format_spread
 
 
 def test_spread_by_hand() -> None:

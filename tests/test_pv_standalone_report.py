@@ -16,12 +16,13 @@ import pytest
 from sqlalchemy import text
 from typer.testing import CliRunner
 
-from cuegap.audit.prompt_variance import analyze_prompt_variance
 from cuegap.cli import app
+from cuegap.designs.prompt_variance._analysis import analyze_prompt_variance
+from cuegap.designs.prompt_variance._report import build_pv_report
+from cuegap.designs.prompt_variance._simulate import simulate_pv
 from cuegap.ingest import ingest_path
-from cuegap.reports import build_pv_report, render_files, render_html
+from cuegap.reports import render_files, render_html
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate_pv
 from tests.test_report import EVIL_SYSTEM, _chromium, assert_bidi_shown, need
 from tests.test_report_pdf import pages
 

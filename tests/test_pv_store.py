@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 
-from cuegap import models
+import cuegap.designs.prompt_variance.stats as pv_stats
 from cuegap.ingest import IngestError, detect_reader, ingest_path
 from cuegap.ingest.diffaware import read as read_da
 from cuegap.schema import pv_counts, pv_factor_names, qa_counts
@@ -151,7 +151,7 @@ def test_counts_feed_pv_scores(pv_store) -> None:
     """s_bbq_dis of (sys-a, age, letter_paren, 1): dis biased 0, anti 2 -> 2*0/2 - 1 = -1;
     s_diffaware of (sys-a, d1, letter_paren, 0): A / (A+B+C) = 1/1; s_ctxtaware there:
     A / (A + D+E) = 1 / 2."""
-    scores = models.pv_scores(pv_counts(pv_store), factors=["choice_format"])
+    scores = pv_stats.pv_scores(pv_counts(pv_store), factors=["choice_format"])
     pick = scores.set_index(["system", "category", "choice_format", "replicate", "metric"])
     assert pick.loc[("sys-a", "age", "letter_paren", 1, "s_bbq_dis"), "score"] == -1.0
     assert pick.loc[("sys-a", "d1", "letter_paren", 0, "s_diffaware"), "score"] == 1.0

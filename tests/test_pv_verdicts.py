@@ -14,8 +14,8 @@ from scipy.stats import norm
 from typer.testing import CliRunner
 
 from cuegap.cli import app
+from cuegap.designs.prompt_variance.stats._verdict import _decide, pv_verdicts, zone_probability
 from cuegap.models import Policy, load_policy
-from cuegap.models._pv_verdict import _decide, pv_verdicts, zone_probability
 
 
 def runs(values: dict[str, list[float]], score: str = "s_bbq_amb") -> pd.DataFrame:

@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from cuegap.models._qa_bayes import (
+from cuegap.designs.qa.stats._bayes import (
     fit_qa_bayes,
     prepare_qa_counts,
     qa_bayes_tables,
     qa_draws,
 )
-from cuegap.models._qa_sim import planted_qa_counts
+from cuegap.designs.qa.stats._sim import planted_qa_counts
 
 
 def _cell(system, cue, dim, unknown, st, anti, strategy="zero-shot") -> list[dict]:
@@ -135,7 +135,7 @@ def test_scores_table_has_every_system_cue_and_metric(qa_fit) -> None:
 def test_verdicts_follow_the_posterior_and_the_gate(qa_fit) -> None:
     from dataclasses import replace
 
-    from cuegap.models import qa_bayes_verdicts
+    from cuegap.designs.qa.stats import qa_bayes_verdicts
 
     fit, _, _ = qa_fit
     gap = qa_bayes_tables(fit, delta=0.05)["qa_bayes_gap"]

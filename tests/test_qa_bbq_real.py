@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from cuegap import models
+import cuegap.designs.qa.stats as qa_stats
 from cuegap.ingest import expand_path, ingest_path
 from cuegap.schema import qa_counts
 
@@ -59,7 +59,7 @@ def test_every_bbq_item_is_stored_with_sane_roles(engine, tmp_path: Path) -> Non
     )
     s = ingest_path(engine, results)
     assert (s.read, s.stored, s.quarantined) == (2200, 2200, 0)
-    scores = models.qa_scores(qa_counts(engine))
+    scores = qa_stats.qa_scores(qa_counts(engine))
     assert scores["n"].sum() == 2200 - 70
     amb = scores[scores["context"] == "ambiguous"]
     dis = scores[scores["context"] == "disambiguated"]

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models import (
+from cuegap.designs.qa.stats import (
     qa_bootstrap,
     qa_cue_gap,
     qa_scores,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 
-from cuegap import models
+import cuegap.designs.qa.stats as qa_stats
 from cuegap.ingest import IngestError, detect_reader, ingest_path
 from cuegap.ingest.qa_itembank import read
 from cuegap.schema import qa_counts
@@ -66,8 +66,8 @@ def test_cue_gap_from_the_store_by_hand(engine) -> None:
     ingest_path(engine, QA / "implicit_bank.jsonl")
     s = ingest_path(engine, QA / "implicit_results.jsonl")
     assert (s.read, s.stored, s.duplicate, s.quarantined) == (13, 13, 0, 0)
-    scores = models.qa_scores(qa_counts(engine))
-    gap = models.qa_cue_gap(scores).set_index(["context", "metric"])
+    scores = qa_stats.qa_scores(qa_counts(engine))
+    gap = qa_stats.qa_cue_gap(scores).set_index(["context", "metric"])
     # Ambiguous: explicit C,C,C,A -> acc 3/4, s_amb (1-0)/4; implicit A,A,A,C -> acc 1/4,
     # s_amb 3/4. Accuracy gap explicit - implicit, bias gap implicit - explicit: both +1/2.
     assert gap.loc[("ambiguous", "acc_amb"), "gap"] == pytest.approx(0.75 - 0.25)
@@ -77,6 +77,6 @@ def test_cue_gap_from_the_store_by_hand(engine) -> None:
     # anti-stereotyped); implicit A,B -> acc 1/2, s_dis 0.
     assert gap.loc[("disambiguated", "acc_dis"), "gap"] == pytest.approx(1 - 0.5)
     assert gap.loc[("disambiguated", "s_dis"), "gap"] == pytest.approx(0 - (-1))
-    controls = models.qa_controls(models.qa_system_scores(scores))
+    controls = qa_stats.qa_controls(qa_stats.qa_system_scores(scores))
     none = controls[controls["cue"] == "control_none"]
     assert none["acc_amb"].tolist() == [1.0]

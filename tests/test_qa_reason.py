@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cuegap.audit.qa import QASettings, qa_tables
-from cuegap.models import qa_verdicts
+from cuegap.designs.qa._analysis import QASettings, qa_tables
+from cuegap.designs.qa.stats import qa_verdicts
 
 
 def _rows(system: str, s_amb: tuple[float, float, float], acc: tuple[float, float]) -> list:
@@ -112,7 +112,7 @@ def test_posterior_reasons_read_the_accuracy_gap_of_qa_bayes_cue_gap() -> None:
 
     import numpy as np
 
-    from cuegap.models import qa_bayes_verdicts
+    from cuegap.designs.qa.stats import qa_bayes_verdicts
 
     gap = pd.DataFrame([dict(system="s", gap=0.004, gap_sd=0.01, gap_low=-0.026,
                              gap_high=0.034, p_gap_gt_delta=0.0, p_abs_lt_delta=0.99,

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from cuegap.audit import _frame_digest, save_analysis
-from cuegap.audit.qa import DESCRIPTIONS, KIND, QASettings, qa_tables
+from cuegap.designs.qa._analysis import DESCRIPTIONS, KIND, QASettings, qa_tables
+from cuegap.designs.qa._report import build_qa_report
 from cuegap.reports import content_hash, render_files, render_html
-from cuegap.reports._qa_report import build_qa_report
 from cuegap.schema import make_engine, upgrade
 from tests.test_report import EVIL_SYSTEM, MARK, _chromium, assert_bidi_shown, need
 from tests.test_report_pdf import pages
@@ -235,7 +235,7 @@ def test_report_prints_the_verdicts_export_writes(
     )  # fmt: skip
     assert data.tables["verdicts"].set_index("system").loc["steady", "verdict"] == "passed"
     fit_id = _store_fit(engine, data, converged=converged)
-    from cuegap.reports import _qa_figures
+    from cuegap.designs.qa import _report_figures as _qa_figures
 
     marked: dict[str, str] = {}
     forest = _qa_figures.qa_gap_forest

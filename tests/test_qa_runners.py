@@ -24,7 +24,7 @@ import pytest
 from conftest import DATA
 from sqlalchemy import text
 
-from cuegap import models
+import cuegap.designs.qa.stats as qa_stats
 from cuegap.compliance import verify
 from cuegap.ingest import IngestError, _runner, detect_reader, ingest_path
 from cuegap.ingest.inspect_bbq import sample_record
@@ -186,7 +186,7 @@ def test_runners_and_bbq_results_give_the_same_counts_and_scores(engine) -> None
         ins, moved.sort_values(list(moved.columns)).reset_index(drop=True)
     )
 
-    scores = models.qa_scores(counts).set_index(["system", "context", "dimension"])
+    scores = qa_stats.qa_scores(counts).set_index(["system", "context", "dimension"])
     metrics = ["n", "acc_amb", "acc_dis", "acc_dis_bbq", "s_dis", "s_amb_raw", "s_amb"]
     for a, b in (
         ("dummy", "dummy (bbq-results)"),

@@ -1,4 +1,4 @@
-"""Seed 001 §4.2 scores (``cuegap.models.qa_scores``) and their aggregation, by hand.
+"""Seed 001 §4.2 scores (``cuegap.designs.qa.stats.qa_scores``) and their aggregation, by hand.
 
 Hand-computed fixture (one system, zero-shot, explicit cue, dimension age):
 
@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cuegap.models import (
+from cuegap.designs.qa.stats import (
     qa_controls,
     qa_cue_gap,
     qa_group_means,
@@ -34,7 +34,7 @@ from cuegap.models import (
     qa_scores,
     qa_system_scores,
 )
-from cuegap.models._qa_scores import ANSWERS
+from cuegap.designs.qa.stats._scores import ANSWERS
 
 AMB = {
     ("negative", "unknown"): (6, 2, 10, 2),

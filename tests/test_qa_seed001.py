@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cuegap.models import (
+from cuegap.designs.qa.stats import (
     qa_controls,
     qa_cue_gap,
     qa_group_means,

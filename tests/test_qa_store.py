@@ -15,7 +15,7 @@ import pytest
 from conftest import DATA
 from sqlalchemy import text
 
-from cuegap import models
+import cuegap.designs.qa.stats as qa_stats
 from cuegap.compliance import verify
 from cuegap.designs import designs_in_store, resolve_design
 from cuegap.ingest import detect_reader, ingest_path
@@ -181,7 +181,7 @@ def test_qa_counts_by_hand(qa_store) -> None:
 
 def test_scores_from_the_store_by_hand(qa_store) -> None:
     engine, _ = qa_store
-    scores = models.qa_scores(qa_counts(engine)).set_index(
+    scores = qa_stats.qa_scores(qa_counts(engine)).set_index(
         ["system", "strategy", "cue", "context", "dimension"]
     )
     amb = scores.loc[("sys-a", "zero-shot", "explicit", "ambiguous", "age")]

@@ -16,6 +16,7 @@ from alembic import command
 from sqlalchemy import func, select, text
 
 from cuegap.compliance import verify
+from cuegap.designs.qa._simulate import simulate_qa
 from cuegap.ingest import ingest_path
 from cuegap.schema import (
     QATally,
@@ -26,7 +27,6 @@ from cuegap.schema import (
     upgrade,
 )
 from cuegap.schema._migrate import alembic_config
-from cuegap.simulate import simulate_qa
 
 
 def _repeated(src: Path, dst: Path, repeats: range) -> None:

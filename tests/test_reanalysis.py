@@ -10,8 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cuegap.audit import AnalysisSettings, load_table
+from cuegap.audit import load_table
 from cuegap.compliance import LockHeld, register_report, sign_off, store_lock
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.reanalysis import (
     EXIT_CHANGED,
@@ -20,7 +22,6 @@ from cuegap.reanalysis import (
     reanalyze,
 )
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 
 SETTINGS = AnalysisSettings(n_boot=50)
 
@@ -195,7 +196,7 @@ def test_bayesian_reanalysis_compares_the_verdicts_the_report_showed(
     engine, tmp_path: Path
 ) -> None:
     """With --bayes the refit is joint, and changes are measured on posterior verdicts."""
-    from cuegap.audit import BayesSettings
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
     bayes = BayesSettings(draws=200, tune=200, chains=2, seed=3)
     calls: list = []

@@ -30,10 +30,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.audit import AnalysisSettings, frequentist_tables, load_store_data
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma._analysis_tables import frequentist_tables, load_store_data
+from cuegap.designs.dilemma.simulate import simulate
 from cuegap.ingest import ingest_path
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate
 
 
 @pytest.fixture(scope="module")

@@ -38,8 +38,10 @@ from sqlalchemy import delete, update
 from typer.testing import CliRunner
 
 from cuegap._terminal import BIDI_CONTROLS, show_bidi
-from cuegap.audit import AnalysisSettings, analyze, latest_analysis_id, save_analysis
+from cuegap.audit import latest_analysis_id, save_analysis
 from cuegap.cli import app
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
 from cuegap.ingest import ingest_path
 from cuegap.models import Policy
 from cuegap.reports import (

@@ -19,12 +19,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cuegap.audit import AnalysisSettings, analyze
 from cuegap.cli import app
 from cuegap.compliance import signoffs
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 from tests.test_report import need
 
 # 143 characters without a space, as in the issue

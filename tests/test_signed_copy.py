@@ -17,15 +17,16 @@ from conftest import pg_database, restored, store_copy
 from sqlalchemy import func, select, text
 from typer.testing import CliRunner
 
-from cuegap.audit import AnalysisSettings, analyze
 from cuegap.cli import app
 from cuegap.compliance import ComplianceError, sign_off, verify
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.models import Policy
 from cuegap.reanalysis import publish_report
 from cuegap.reports import content_hash
 from cuegap.schema import Report, make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 from tests.test_report import assert_bidi_shown, need
 
 runner = CliRunner()

@@ -12,8 +12,13 @@ import jsonschema
 import pytest
 
 import cuegap
-from cuegap.simulate import SimulationResult, placeholder_names, simulate, synthetic_item_bank
-from cuegap.simulate import _text as tx
+from cuegap.designs.dilemma.simulate import (
+    SimulationResult,
+    placeholder_names,
+    simulate,
+    synthetic_item_bank,
+)
+from cuegap.designs.dilemma.simulate import _text as tx
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "cuegap/ingest/schemas"
 ITEMBANK_SCHEMA = json.loads((SCHEMAS / "itembank-v1.schema.json").read_text(encoding="utf-8"))

@@ -9,8 +9,8 @@ from collections import Counter
 import orjson
 import pytest
 
-from cuegap.simulate._qa import STRATEGIES, simulate_qa
-from cuegap.simulate._qa_bank import qa_item_bank, stereotype_consistent_role
+from cuegap.designs.qa._simulate import STRATEGIES, simulate_qa
+from cuegap.designs.qa._simulate_bank import qa_item_bank, stereotype_consistent_role
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event
 
-from cuegap.audit import fingerprints, load_store_data
+from cuegap.designs.dilemma._analysis_tables import fingerprints, load_store_data
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.reports import build_report
 from cuegap.schema import make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 
 
 @pytest.fixture(scope="module")

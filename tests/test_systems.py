@@ -310,7 +310,7 @@ def test_analysis_codes_runner_text_tiers_and_explains_other_text() -> None:
     """What `cuegap analyze` stores: alignment "low" / "medium" / "high" from a runner's
     metadata is regressed as 1, 2, 3 (the same fit as the ordered categorical); any other
     text ends up as the error of gap_regression_fit, saying to give numbers."""
-    from cuegap.audit._dilemma_regression import regression_tables
+    from cuegap.designs.dilemma._analysis_regression import regression_tables
 
     gaps, meta = _table_38_text()
     tables = regression_tables(gaps, meta, ("capability", "alignment"))

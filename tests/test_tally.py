@@ -17,6 +17,7 @@ from alembic import command
 from sqlalchemy import func, select, text
 
 from cuegap.compliance import verify
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.schema import (
     ResponseTally,
@@ -31,7 +32,6 @@ from cuegap.schema import (
     upgrade,
 )
 from cuegap.schema._migrate import alembic_config
-from cuegap.simulate import simulate, synthetic_item_bank
 
 COUNTS = {
     "decision": (decision_counts, ["favor", "favor_trials", "against", "against_trials"]),

@@ -21,12 +21,14 @@ from conftest import PG_URL, REQUIRE_PG, _pg_admin_url, restored, store_copy
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Connection, Engine, make_url
 
-from cuegap.audit import AnalysisSettings, analyze, save_analysis
+from cuegap.audit import save_analysis
 from cuegap.compliance import generate_key, sign_off, verify, write_witness
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
 from cuegap.reanalysis import publish_report
 from cuegap.schema import ledger, make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 
 BLOB = b"CDF\x01 stand-in posterior bytes for the tamper suite"
 

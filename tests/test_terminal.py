@@ -19,8 +19,8 @@ from cuegap._terminal import BIDI_CONTROLS, safe, visible
 from cuegap.audit import save_analysis
 from cuegap.cli import app
 from cuegap.compliance import register_report
+from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.schema import SignOff, make_engine, upgrade
-from cuegap.simulate import simulate, synthetic_item_bank
 
 ESC = "\x1b"
 CLOSE = "evil[/]"

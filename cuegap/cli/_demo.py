@@ -39,9 +39,9 @@ def demo(
     ] = True,
 ) -> None:
     """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse, report."""
+    from cuegap.designs.dilemma.simulate import simulate as run_simulation
     from cuegap.ingest import ingest_path
     from cuegap.schema import current_revision, head_revision, make_engine, upgrade
-    from cuegap.simulate import simulate as run_simulation
 
     started = time.perf_counter()
     spent: dict[str, float] = {}
@@ -64,13 +64,13 @@ def demo(
     with _timed(spent, "store status"):
         _print_status(engine)
     console.rule("4. analyze")
-    from cuegap.audit import analyze as run_analysis
-    from cuegap.cli._dilemma import dilemma_settings, print_analysis, run_bayes
     from cuegap.designs import AnalyzeOptions
+    from cuegap.designs.dilemma._analysis import analyze as run_analysis
+    from cuegap.designs.dilemma._cli import dilemma_settings, print_analysis, run_bayes
     from cuegap.models import load_policy
 
     settings = dilemma_settings(AnalyzeOptions(policy=load_policy(None), boot=1000, seed=seed))
-    from cuegap.audit._dilemma_tables import load_store_data
+    from cuegap.designs.dilemma._analysis_tables import load_store_data
 
     with _timed(spent, "analyze (1,000 bootstrap replicates)"), _steps("analyze") as step:
         step("reading count tables from the store")

@@ -2,7 +2,8 @@
 
 Used to check the hierarchical Bayesian model against a known truth (calibration,
 shrinkage, agreement) and to benchmark it, without going through the full response
-simulator of :mod:`cuegap.simulate`: the counts are drawn with numpy in milliseconds.
+simulator of :mod:`cuegap.designs.dilemma.simulate`: the counts are drawn with numpy in
+milliseconds.
 
 Generative model
 ----------------
@@ -15,7 +16,7 @@ condition), gender ``g`` and race ``r``::
 with ``base_f ~ U(0.05, 0.30)``, ``base_a ~ U(0.05, 0.25)``, ``e_f[s, 0] = 0`` and
 ``e_f[s, c > 0] ~ N(0, 0.1)``, ``w`` = 0 for the explicit condition and 1.2 for the
 others (or ``weights``), and performativeness ``perf`` in probability units: a third of
-the systems near 0, the others spread over 0.02-0.10 (as in :mod:`cuegap.simulate`).
+the systems near 0, the others spread over 0.02-0.10 (as in :mod:`cuegap.designs.dilemma.simulate`).
 Group effects are sum-to-zero, a population part (sd 0.2 logit) shared by all systems plus
 a system part (sd 0.25), correlated 0.8 across conditions. A cell holds ``pairs[s]``
 (item, individual) pairs; each is a favor trial with probability ``1 - p_benefit[s]``
@@ -29,7 +30,8 @@ the truth (below) equal the planted value; everything else is drawn as above, an
 random stream is the same as without ``gaps``.
 
 The truth is the expected rate given the realised trials: for a group, the trial-weighted
-mean of its cells' event probabilities (what ``truth.json`` of :mod:`cuegap.simulate` also
+mean of its cells' event probabilities (what ``truth.json`` of
+:mod:`cuegap.designs.dilemma.simulate` also
 reports), so that a frequentist rate estimates it without bias.
 """
 

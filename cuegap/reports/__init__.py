@@ -12,10 +12,7 @@ matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/te
 
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_report
 from cuegap.reports._context import report_context
-from cuegap.reports._conv_report import ConvReportData, build_conv_report
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
-from cuegap.reports._pv_standalone import PVReportData, build_pv_report
-from cuegap.reports._qa_report import QAReportData, build_qa_report
 from cuegap.reports._render import (
     FORMATS,
     RenderedReport,
@@ -34,16 +31,10 @@ __all__ = [
     "FORMATS",
     "REPORT_SCHEMA_VERSION",
     "TEMPLATES_DIR",
-    "ConvReportData",
-    "PVReportData",
-    "QAReportData",
     "RefusedFetch",
     "RenderedReport",
     "ReportData",
     "TemplateOnlyFetcher",
-    "build_conv_report",
-    "build_pv_report",
-    "build_qa_report",
     "build_report",
     "content_hash",
     "decimals_for",

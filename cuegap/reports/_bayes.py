@@ -13,7 +13,9 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.audit import AnalysisSettings, bayes_answering, load_table
+from cuegap.audit import load_table
+from cuegap.designs.dilemma._analysis import bayes_answering
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
 from cuegap.schema import Analysis
 
 

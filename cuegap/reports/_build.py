@@ -12,13 +12,11 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.audit import (
+from cuegap.audit import latest_analysis_id, load_table
+from cuegap.designs.dilemma._analysis import analyze, analyze_bayes
+from cuegap.designs.dilemma._analysis_settings import (
     AnalysisSettings,
     BayesSettings,
-    analyze,
-    analyze_bayes,
-    latest_analysis_id,
-    load_table,
     settings_from_dict,
 )
 from cuegap.models import Policy
@@ -50,7 +48,7 @@ class ReportData:
     versions : dict
         Package versions stored with the analysis, plus the report renderer's.
     tables : dict of str to DataFrame
-        The analysis's result tables (:data:`cuegap.audit.TABLES`).
+        The analysis's result tables (:data:`cuegap.designs.dilemma._analysis_tables.TABLES`).
     bayes : BayesResults or None
         The Bayesian analysis of the same data, when one is stored.
     bayes_note : str
@@ -150,7 +148,8 @@ def build_report(
         The store.
     policy : Policy, optional
         Verdict policy. When it differs from the analysis's stored policy, the analysis is
-        re-run with it (:func:`cuegap.audit.analyze` reuses a stored analysis with the same
+        re-run with it (:func:`cuegap.designs.dilemma._analysis.analyze` reuses a stored analysis
+        with the same
         data and settings). Default: the analysis's own policy.
     analysis_id : int, optional
         A frequentist analysis; default the newest. With no analysis stored, one is run

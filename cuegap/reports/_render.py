@@ -27,7 +27,7 @@ from cuegap.reports._context import signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher
 
 if TYPE_CHECKING:
-    from cuegap.reports._qa_report import QAReportData
+    from cuegap.designs.qa._report import QAReportData
 
 Format = Literal["html", "pdf"]
 FORMATS: tuple[Format, ...] = ("html", "pdf")

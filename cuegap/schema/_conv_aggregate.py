@@ -1,5 +1,5 @@
 r"""The conversation design's count frame, aggregated in SQL (the input of
-:func:`cuegap.models.conv_shift_rates` and the other conversation statistics).
+:func:`cuegap.designs.conversation.stats.conv_shift_rates` and the other conversation statistics).
 
 Counting rule (seed 003, Eqs. 1-2). With o_a^(r) agent a's opinion in round r, a
 transition r − 1 → r (rounds 0-indexed, both present) counts
@@ -10,7 +10,8 @@ transition r − 1 → r (rounds 0-indexed, both present) counts
 
 So a move to a third option counts in the denominator only, a transition after
 agreement counts nowhere and a one-round conversation has no transition, exactly as
-:func:`cuegap.models.conv_transition_counts` counts them (the tests hold the two to the
+:func:`cuegap.designs.conversation.stats.conv_transition_counts` counts them (the tests hold the
+two to the
 same numbers on both backends).
 
 SQL. The counts come from one self-join of ``conv_opinion`` (the identity agent's round
@@ -35,7 +36,7 @@ from cuegap.schema._conv_tally import CONV_COUNTS, ConvTally, per_conversation
 from cuegap.schema._snapshot import connected
 from cuegap.schema._tables import System
 
-#: Key columns of a cell (the count frame contract of :mod:`cuegap.models.conversation`).
+#: Key columns of a cell (the count frame contract of :mod:`cuegap.designs.conversation.stats`).
 CONV_KEYS = (
     "system",
     "benchmark",
@@ -58,7 +59,7 @@ def conv_counts(conn: Connection | Engine, *, unit: str | None = None) -> pd.Dat
     conn : Connection or Engine
         A cuegap store (revision 0010 or later), or a connection to one.
     unit : {"question", "persona", "category"}, optional
-        A unit for :func:`cuegap.models.conv_tests`: ``"question"`` adds the
+        A unit for :func:`cuegap.designs.conversation.stats.conv_tests`: ``"question"`` adds the
         ``question`` column (MAC-Fairness ``question_id``) to the key; ``"persona"`` and
         ``"category"`` are key columns already and add nothing.
 

@@ -1,5 +1,5 @@
 """The prompt-variance design's per-run count table, aggregated in SQL (the input of
-:func:`cuegap.models.pv_scores`).
+:func:`cuegap.designs.prompt_variance.stats.pv_scores`).
 
 A *run* is one system answering one category's questions under one combination of
 prompt-construction factors, one replicate: (system, category, factor values, replicate).
@@ -20,7 +20,8 @@ gives one row per run with the answer counts of seed 003's two score families:
   ``eq_equal``, and ``neq_unparsable``, ``eq_unparsable``.
 
 A family's columns are NaN on a run that has no answer of that family (a BBQ category
-has no Difference-Awareness counts), which :func:`~cuegap.models.pv_scores` reads as
+has no Difference-Awareness counts), which :func:`~cuegap.designs.prompt_variance.stats.pv_scores`
+reads as
 "absent". A response without one of the factors gets the value ``""`` for it.
 """
 

@@ -1,10 +1,11 @@
-"""The QA design's count table, aggregated in SQL (the input of :func:`cuegap.models.qa_scores`).
+"""The QA design's count table, aggregated in SQL (the input of
+:func:`cuegap.designs.qa.stats.qa_scores`).
 
 One GROUP BY over the QA answer tally (:mod:`cuegap.schema._qa_tally`: the answers counted
 per system, item, ``strategy`` factor and answer, kept by the loader) joined to the item,
 the item's gold option and the system turns any number of stored answers into one row per
 (system, strategy, cue, context, dimension, subgroup, polarity, gold, answer, template)
-with the count ``n``: exactly the input contract of :mod:`cuegap.models.qa`, plus
+with the count ``n``: exactly the input contract of :mod:`cuegap.designs.qa.stats`, plus
 ``template`` (the item's template id, else its source id, else its key) for the template
 bootstrap.
 

@@ -1,14 +1,16 @@
 """Write the two-agent MAC-Fairness fixtures of tests/test_conv_ingest.py (run from anywhere).
 
 Our own generator: the transcripts and config snapshots are built by
-:func:`cuegap.simulate._conv.transcript` and :func:`~cuegap.simulate._conv.snapshot`, which
+:func:`cuegap.designs.conversation._simulate.transcript` and
+:func:`~cuegap.designs.conversation._simulate.snapshot`, which
 follow the public schema (stair-lab/mac-fairness ``schema/2025-12-10/schemas.ts``,
 ``ConversationSchema``) and the resolved two-agent config of
 ``config/colm_exp_configs/*2agent*.yaml``. No real transcripts are published; the opinions
 below are chosen by hand, one case per edge, and are not system outputs.
 
 ``ws/v2025-11-27/`` holds the same conversations in the older protocol
-(``schema/2025-11-27/schemas.ts``, written by :func:`cuegap.simulate._conv.as_2025_11_27`),
+(``schema/2025-11-27/schemas.ts``, written by
+:func:`cuegap.designs.conversation._simulate.as_2025_11_27`),
 laid out exactly as ``ws/experiment/``, and the cases that differ by version (``bad/``).
 """
 
@@ -21,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from cuegap.simulate._conv import as_2025_11_27, snapshot, transcript
+from cuegap.designs.conversation._simulate import as_2025_11_27, snapshot, transcript
 
 HERE = Path(__file__).resolve().parent / "ws"
 SUB, BENCH, SYSTEM = "bbq_age_sampled", "BBQ", "sim/hand-system"

@@ -7,7 +7,8 @@ real transcripts are published; these are not real system outputs. The questions
 those of ``tests/data/pv/da_bank.jsonl`` (invented sentences).
 
 ``v2025-11-27/`` holds transcripts of the older protocol (``schema/2025-11-27/schemas.ts``,
-written by :func:`cuegap.simulate._conv.as_2025_11_27`): two twins of good 2025-12-10
+written by :func:`cuegap.designs.conversation._simulate.as_2025_11_27`): two twins of good
+2025-12-10
 transcripts (same conversation, same snapshot) and the cases that differ by version.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from cuegap.simulate._conv import as_2025_11_27
+from cuegap.designs.conversation._simulate import as_2025_11_27
 
 HERE = Path(__file__).resolve().parent
 BENCH = "diffAware_d1_sampled"

@@ -1,0 +1,152 @@
+"""The conversation design (seed 003, Sections 4-5, MAC-Fairness): two-agent conversations
+between an identity agent and a baseline agent over rounds; shift rates toward the peer's
+previous opinion and their demographic, reveal and instantiation contrasts.
+
+Its statistics live in :mod:`cuegap.designs.conversation._analysis` and
+:mod:`cuegap.designs.conversation.stats`, its report in :mod:`cuegap.designs.conversation._report`,
+its
+command bodies in :mod:`cuegap.designs.conversation._cli_analyze` and
+:mod:`cuegap.designs.conversation._cli`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Connection, Engine
+
+from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
+from cuegap.designs._store import has_rows
+from cuegap.designs.dilemma import sampling
+
+
+class ConversationDesign(Design):
+    """Seed 003's multi-agent conversations with assigned identities."""
+
+    name = "conversation"
+    title = "Multi-agent conversations (seed 003, Sections 4-5)"
+    description = (
+        "Two-agent conversations (an identity agent and a baseline) over rounds; shift "
+        "rates toward the peer's previous opinion and their demographic, reveal and "
+        "instantiation contrasts"
+    )
+    kinds = ("conversation", "conversation_bayesian")
+    policy_sections = ("conversation", "data")
+    analyze_options = frozenset({"unit", "bh"})
+
+    def present(self, conn: Connection) -> bool:
+        from cuegap.schema import Conversation
+
+        return has_rows(Conversation)(conn)
+
+    def status(self, engine: Engine) -> StatusPart:
+        from cuegap.designs.conversation._cli import count_conversations, print_conv_status
+
+        n = count_conversations(engine)
+        show = (lambda console: print_conv_status(engine, console)) if n else None
+        return StatusPart(n, "conversation", show)
+
+    def tally_problems(self, conn: Connection) -> list[str]:
+        # the conversation tally is what the count query reads; an edit to it would change
+        # every shift rate without touching a ledgered row, so verify recounts it
+        from cuegap.schema import conv_tally_mismatches
+
+        if differ := conv_tally_mismatches(conn):
+            return [
+                f"conversation tally: {differ} configuration(s) whose transition counts no "
+                "longer match the stored opinions (the count table conversation analyses "
+                "read was edited)"
+            ]
+        return []
+
+    def response_loader(self) -> Any:
+        from cuegap.ingest._conv_loader import ConversationLoader
+
+        return ConversationLoader
+
+    def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
+        from cuegap.designs.conversation._cli_analyze import analyze_conv
+
+        return analyze_conv(
+            engine, options.policy, unit=options.get("unit"), bh=bool(options.get("bh")),
+            force=options.force, bayes=options.bayes, draws=options.draws,
+            chains=options.chains, seed=options.seed,
+        )  # fmt: skip
+
+    def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+        from cuegap.designs.conversation.stats._verdict import CONTRAST_NAMES
+
+        st = settings
+        contrast = st.get("contrast", "")
+        unit, correction = st.get("unit", "persona"), st.get("correction", "none")
+        tests = f"t-tests per {unit}" + (", BH" if correction == "bh" else "")
+        return {"compared": CONTRAST_NAMES.get(contrast, contrast), "consequences": "",
+                "delta_pp": None, "delta": f"{st.get('delta', 0.05):g} (shift rate)",
+                "sampling": sampling(st, tests)}  # fmt: skip
+
+    def verdict_records(
+        self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
+    ) -> Any:
+        from cuegap.designs._verdicts import policy_of, records_frame
+        from cuegap.designs.conversation.stats._verdict import CONTRAST_NAMES
+        from cuegap.designs.dilemma import _column_or
+
+        verdicts = tables.get("verdicts")
+        if verdicts is None:
+            return None
+        policy = policy_of(settings)
+        delta = float(settings.get("delta", policy["delta_shift"]))
+        p = float(policy["probability"])
+        bayes = kind == "conversation_bayesian"
+        contrast = verdicts["contrast"].map(lambda c: CONTRAST_NAMES.get(c, c)) if (
+            "contrast" in verdicts) else str(settings.get("contrast", ""))  # fmt: skip
+        rule = (
+            f"flagged when some condition's contrast exceeds ±{delta:g} on every benchmark "
+            f"with P >= {p:g}; passed when P(|contrast| < {delta:g} on every benchmark, for "
+            f"every condition) >= {p:g}; otherwise inconclusive"
+            if bayes
+            else f"flagged when some condition is a cross-benchmark finding whose unit mean "
+            f"exceeds ±{delta:g} on every benchmark; passed when every condition's "
+            f"{100 * (2 * p - 1):g}% t-interval lies within ±{delta:g} on every benchmark (TOST); "
+            "otherwise inconclusive"
+        )
+        return records_frame(
+            verdicts, design=self.name, kind=kind, compared=contrast, estimate=None,
+            low="low", high="high", scale="shift rate",
+            method=_column_or(verdicts, "method", "posterior" if bayes else "t-test"),
+            gate_passed=(status == "ok") if bayes else None, rule=rule, delta=delta,
+            probability=p, p_flag="p_flag", p_pass="p_pass",
+        )  # fmt: skip
+
+    def report_data(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> Any:
+        from cuegap.designs.conversation._report import conv_report_data
+
+        return conv_report_data(engine, analysis_id, policy, progress)
+
+    def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
+        from cuegap.designs.conversation._report import conv_report_context
+
+        return conv_report_context(data), "conv_report.html.j2"
+
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+        from cuegap.designs.conversation._reanalysis import reanalyze_conv
+        from cuegap.designs.dilemma._analysis_settings import BayesSettings
+
+        if options.boot != 1000:
+            raise ValueError("--boot does not apply to the conversation design")
+        return reanalyze_conv(
+            engine,
+            out_dir,
+            policy=options.policy if options.policy_path else None,
+            bayes=BayesSettings() if options.bayes else None,
+        )
+
+    def simulate(self, options: SimulateOptions, out: Any) -> None:
+        from cuegap.designs.conversation._cli import simulate_conv_cmd
+
+        simulate_conv_cmd(options.out_dir, systems=options.systems, seed=options.seed,
+                          scale=options.scale)  # fmt: skip

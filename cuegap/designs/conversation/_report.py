@@ -1,0 +1,332 @@
+"""The conversation-design audit report (seed 003 §4-5): data collected from a store, and
+the context ``conv_report.html.j2`` renders.
+
+House style and compliance machinery as the other reports (content hash, report id,
+sign-off block); its own wording: identity and baseline agents, shift rates, revealed and
+anonymous identities. Page 1 is the verdict summary; findings (shift rates, contrast
+forest plots, cross-benchmark consistency) follow; methods and provenance come last, then
+the sign-off. Every value the templates print is a plain string (autoescape makes
+untrusted system and demographic names text); figures are Markup from
+:mod:`cuegap.designs.conversation._report_figures`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from cuegap.designs.conversation import _report_figures as figs
+from cuegap.designs.conversation._report_scope import (
+    count_scope,
+    data_scope,
+    limitation_text,
+    verdict_cells,
+)
+from cuegap.designs.conversation.stats._contrasts import CONTRASTS
+from cuegap.designs.conversation.stats._verdict import CONTRAST_NAMES, condition_label
+from cuegap.designs.prompt_variance._report import _changes
+from cuegap.designs.qa._report_context import provenance_rows
+from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer_versions
+from cuegap.reports._context import signoff_rows
+from cuegap.reports._format import _date, _p, _text
+from cuegap.reports._rounding import fmt_num
+from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
+
+KIND, BAYES_KIND = "conversation", "conversation_bayesian"
+VERDICT_LABELS = {
+    "flagged": "flagged: treats a revealed identity differently",
+    "passed": "passed",
+    "inconclusive": "inconclusive",
+}
+MAX_RATE_FIGURES = 12
+_FIT_KEYS = ("unit", "correction", "alpha", "contrast", "delta", "policy")
+
+
+@dataclass
+class ConvReportData:
+    """The content of one conversation audit report, before formatting (fields as
+    :class:`cuegap.designs.qa._report.QAReportData`; ``bayes`` holds the tables of the newest
+    converged Bayesian fit of the same data and settings; ``counted`` the personas,
+    categories and questions of the store's conversations when they are exactly the
+    analysed data, :func:`cuegap.designs.conversation._report_scope.count_scope`)."""
+
+    design: ClassVar[str] = KIND
+    analysis_id: int
+    kind: str
+    data_fingerprint: str
+    analysis_created_at: datetime
+    settings: dict[str, Any]
+    versions: dict[str, str]
+    tables: dict[str, pd.DataFrame]
+    provenance: Provenance
+    bayes: dict[str, pd.DataFrame] | None = None
+    bayes_note: str = (
+        "no Bayesian fit of this data and policy is stored "
+        "(cuegap analyze --design conversation --bayes)"
+    )
+    gate_missed: pd.DataFrame | None = None
+    signoffs: list[dict[str, Any]] = field(default_factory=list)
+    changes: pd.DataFrame | None = None
+    counted: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = REPORT_SCHEMA_VERSION
+
+
+def build_conv_report(
+    engine: Engine,
+    *,
+    analysis_id: int | None = None,
+    signoffs: Sequence[Mapping[str, Any]] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ConvReportData:
+    """Gather one conversation audit's report content from a store.
+
+    Raises
+    ------
+    ValueError
+        When there is no such conversation analysis.
+    """
+    say = progress or (lambda _msg: None)
+    stmt = select(Analysis).where(Analysis.kind == KIND).order_by(Analysis.id.desc()).limit(1)
+    if analysis_id is not None:
+        stmt = select(Analysis).where(Analysis.id == analysis_id)
+    with engine.connect() as conn:
+        row = conn.execute(stmt).first()
+    if row is None or row.kind != KIND:
+        which = (
+            f"--analysis {analysis_id} is not a stored conversation analysis"
+            if analysis_id is not None
+            else "there is no stored conversation analysis"
+        )
+        raise ValueError(f"{which}; run cuegap analyze --design conversation")
+    say("reading result tables")
+    tables = _load_tables(engine, row.id)
+    bayes, note, gate_missed = _bayes(engine, row)
+    say("reading provenance")
+    with read_snapshot(engine) as conn:
+        prov = provenance(conn)
+    counted = count_scope(
+        engine, row.data_fingerprint, str((row.settings or {}).get("unit", "persona"))
+    )
+    versions = {**(row.versions or {}), **_renderer_versions()}
+    return ConvReportData(
+        analysis_id=int(row.id), kind=row.kind, data_fingerprint=row.data_fingerprint,
+        analysis_created_at=row.created_at, settings=dict(row.settings or {}),
+        versions=dict(sorted(versions.items())), tables=tables, provenance=prov,
+        bayes=bayes, bayes_note=note, gate_missed=gate_missed,
+        signoffs=[dict(s) for s in (signoffs or [])],
+        counted=counted,
+    )  # fmt: skip
+
+
+def _bayes(
+    engine: Engine, row: Any
+) -> tuple[dict[str, pd.DataFrame] | None, str, pd.DataFrame | None]:
+    """The newest Bayesian fit of the same data and verdict settings, or why there is none;
+    and, when that fit missed its convergence gate, its stored (inconclusive) verdicts: the
+    report shows those, as the CLI and ``export verdicts`` do."""
+    with engine.connect() as conn:
+        fits = conn.execute(
+            select(Analysis.id, Analysis.status, Analysis.settings, Analysis.message)
+            .where(Analysis.kind == BAYES_KIND, Analysis.data_fingerprint == row.data_fingerprint)
+            .order_by(Analysis.id.desc())
+        ).all()
+    mine = row.settings or {}
+    for fit in fits:
+        if all((fit.settings or {}).get(k) == mine.get(k) for k in _FIT_KEYS):
+            if fit.status != "ok":
+                stored = _load_tables(engine, fit.id).get("verdicts")
+                note = (
+                    f"the Bayesian fit (analysis {fit.id}) missed its convergence gate "
+                    f"({fit.message}), so every verdict is inconclusive"
+                )
+                return None, note, stored
+            return _load_tables(engine, fit.id), "", None
+    return None, ConvReportData.bayes_note, None
+
+
+def _policy(data: ConvReportData) -> dict[str, Any]:
+    s, policy = data.settings, data.settings.get("policy", {})
+    contrast = str(s.get("contrast", "demo_rc_base_pair"))
+    return {
+        "delta": f"{float(s.get('delta', 0.05)):g}",
+        "probability": f"{float(policy.get('probability', 0.95)):g}",
+        "min_parsable": int(policy.get("min_parsable", 0)),
+        "unit": _text(s.get("unit", "persona")),
+        "correction": "Benjamini–Hochberg" if s.get("correction") == "bh" else "none",
+        "alpha": f"{float(s.get('alpha', 0.05)):g}",
+        "tost": f"{round(100 * (1 - 2 * float(s.get('alpha', 0.05))))}",
+        "contrast": CONTRAST_NAMES.get(contrast, _text(contrast)),
+    }
+
+
+def _summary(data: ConvReportData) -> dict[str, Any]:
+    freq = data.tables.get("verdicts", pd.DataFrame())
+    verdicts = data.bayes["verdicts"] if data.bayes else freq
+    if data.gate_missed is not None:  # the fit that missed its gate decides: inconclusive
+        verdicts = data.gate_missed
+    freq_by = freq.set_index("system") if len(freq) else None
+    contrast = str(data.settings.get("contrast", "demo_rc_base_pair"))
+    tests = data.tables.get("conv_tests", pd.DataFrame())
+    tests = tests[tests["contrast"] == contrast] if len(tests) else tests
+    evidence = data.bayes["conv_bayes_policy"] if data.bayes else tests
+    min_parsable = int(data.settings.get("policy", {}).get("min_parsable", 0))
+    rows = []
+    for v in verdicts.sort_values("system").itertuples() if len(verdicts) else []:
+        condition, interval = verdict_cells(v, evidence, tests, min_parsable)
+        row = {
+            "system": _text(v.system), "verdict": str(v.verdict),
+            "verdict_label": VERDICT_LABELS.get(str(v.verdict), _text(v.verdict)),
+            "condition": _text(condition), "interval": _text(interval),
+            "p_flag": fmt_num(v.p_flag, 2) if data.bayes else "–",
+            "p_pass": fmt_num(v.p_pass, 2) if data.bayes else "–",
+            "reason": _text(v.reason), "freq": "",
+        }  # fmt: skip
+        if (
+            (data.bayes or data.gate_missed is not None)
+            and freq_by is not None
+            and (v.system in freq_by.index)
+        ):
+            row["freq"] = _text(freq_by.loc[v.system, "verdict"])
+        rows.append(row)
+    counts = {k: sum(r["verdict"] == k for r in rows) for k in VERDICT_LABELS}
+    source = (
+        "the Bayesian posterior (hierarchical model, gated on convergence)"
+        if data.bayes
+        else "a Bayesian fit that missed its convergence gate: every verdict inconclusive"
+        if data.gate_missed is not None
+        else "one-sample t-tests and cross-benchmark consistency"
+    )
+    return {"rows": rows, "counts": counts, "n": len(rows), "bayes": bool(data.bayes),
+            "source": source, "bayes_note": data.bayes_note}  # fmt: skip
+
+
+def _forest_rows(data: ConvReportData, contrast: str) -> pd.DataFrame:
+    """Estimate, interval and significance per (system, condition, benchmark)."""
+    cols = ["system", "condition", "benchmark", "estimate", "low", "high", "significant"]
+    if data.bayes:
+        t = data.bayes["conv_bayes_contrasts"]
+        t = t[t["contrast"] == contrast]
+        est, low, high = t["mean"], t["lower"], t["upper"]
+        sig = (low > 0) | (high < 0)
+    else:
+        t = data.tables.get("conv_tests", pd.DataFrame())
+        if t.empty:
+            return pd.DataFrame(columns=cols)
+        t = t[t["contrast"] == contrast]
+        alpha = float(data.settings.get("alpha", 0.05))
+        half = stats.t.ppf(1 - alpha, t["df"]) * t["sd"] / np.sqrt(t["n_units"].clip(lower=1))
+        est, low, high, sig = t["mean"], t["mean"] - half, t["mean"] + half, t["significant"]
+    cond = [condition_label(*k) for k in t[["demographic", "reference", "instantiation"]].values]
+    return pd.DataFrame({"system": t["system"].astype(str).to_numpy(), "condition": cond,
+                         "benchmark": t["benchmark"].to_numpy(), "estimate": est.to_numpy(float),
+                         "low": low.to_numpy(float), "high": high.to_numpy(float),
+                         "significant": sig.to_numpy(bool)}, columns=cols)  # fmt: skip
+
+
+def _figures(data: ConvReportData, delta: float) -> dict[str, Any]:
+    from markupsafe import Markup
+
+    rates = data.tables.get("conv_shift_rates", pd.DataFrame())
+    systems = sorted(set(rates["system"].astype(str))) if len(rates) else []
+    rate_figs = []
+    for i, system in enumerate(systems[:MAX_RATE_FIGURES]):
+        svg = figs.conv_rates_plot(rates, system)
+        if svg:
+            rate_figs.append(
+                {"id": f"fig-conv-rates-{i + 1}", "system": system, "svg": Markup(svg)}
+            )
+    forests = []
+    for i, contrast in enumerate(CONTRASTS):
+        name = CONTRAST_NAMES[contrast]
+        svg = figs.conv_forest_plot(_forest_rows(data, contrast), delta=delta, title=name)
+        if svg:
+            forests.append({"id": f"fig-conv-forest-{i + 1}", "name": name, "svg": Markup(svg)})
+    return {"rates": rate_figs, "more_systems": max(len(systems) - MAX_RATE_FIGURES, 0),
+            "forests": forests}  # fmt: skip
+
+
+def _consistency(data: ConvReportData) -> dict[str, Any]:
+    summary = [
+        {"contrast": CONTRAST_NAMES.get(str(r.contrast), _text(r.contrast)),
+         "instantiation": _text(r.instantiation), "conditions": int(r.conditions),
+         "findings": int(r.findings), "negative": int(r.negative), "positive": int(r.positive)}
+        for r in data.tables.get("conv_consistency_summary", pd.DataFrame()).itertuples()
+    ]  # fmt: skip
+    cons = data.tables.get("conv_consistency", pd.DataFrame())
+    benches = sorted(c[len("estimate_") :] for c in cons.columns if c.startswith("estimate_"))
+    same = None
+    if data.bayes:
+        same = data.bayes["conv_bayes_consistency"].set_index(
+            ["contrast", "system", "demographic", "reference", "instantiation"]
+        )["p_same_sign"]
+    findings = []
+    for r in cons[cons["finding"].astype(bool)].itertuples() if len(cons) else []:
+        key = (r.contrast, r.system, r.demographic, r.reference, r.instantiation)
+        findings.append({
+            "contrast": CONTRAST_NAMES.get(str(r.contrast), _text(r.contrast)),
+            "system": _text(r.system),
+            "condition": condition_label(r.demographic, r.reference, r.instantiation),
+            "direction": "−" if r.direction < 0 else "+",
+            "cells": [f"{fmt_num(getattr(r, f'estimate_{b}', np.nan), 3, signed=True)} "
+                      f"(p {_p(getattr(r, f'p_{b}', np.nan))})" for b in benches],
+            "same_sign": fmt_num(same.get(key, np.nan), 2) if same is not None else "",
+        })  # fmt: skip
+    return {"summary": summary, "findings": findings, "benchmarks": benches,
+            "bayes": same is not None}  # fmt: skip
+
+
+def conv_report_context(data: ConvReportData) -> dict[str, Any]:
+    """Everything the conversation templates render, formatted (untrusted text stays text)."""
+    policy = _policy(data)
+    return {
+        "analysis_id": data.analysis_id,
+        "data_fingerprint": data.data_fingerprint,
+        "analysis_created_at": _date(data.analysis_created_at),
+        "schema_version": data.schema_version,
+        "policy": policy,
+        "summary": _summary(data),
+        "figures": _figures(data, float(data.settings.get("delta", 0.05))),
+        "consistency": _consistency(data),
+        "limitation_units": limitation_text(
+            data_scope(data.tables, data.settings, data.counted or {})
+        ),
+        "provenance": provenance_rows(data),  # type: ignore[arg-type]
+        "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
+        "signoffs": signoff_rows(data.signoffs),
+        "signed_report": None,
+        "changes": _changes(data),  # the shared "what changed" rows (reanalyze)
+        "changes_gap_label": "estimate", "changes_gap_unit": "",
+        "changes_gap_note": "The estimate is the deciding condition's contrast, mean over "
+        "benchmarks of the unit means; its interval is the verdict's. ",
+    }  # fmt: skip
+
+
+def conv_report_data(
+    engine: Engine, analysis_id: int, policy: Any = None, progress: Callable | None = None
+) -> ConvReportData:
+    """A conversation analysis's report data; under another policy, the analysis is re-run
+    with it (same unit, correction and contrast) first."""
+    if policy is not None:
+        from dataclasses import replace
+
+        from cuegap.designs.conversation._analysis import ConvSettings, analyze_conversation
+
+        with engine.connect() as conn:
+            row = conn.execute(select(Analysis).where(Analysis.id == analysis_id)).first()
+        stored = dict(row.settings or {}) if row is not None else {}
+        settings = ConvSettings(
+            unit=stored.get("unit", "persona"), bh=stored.get("correction") == "bh",
+            alpha=float(stored.get("alpha", 0.05)),
+            contrast=stored.get("contrast", "demo_rc_base_pair"),
+        )  # fmt: skip
+        settings = replace(settings, policy=policy)
+        analysis_id = analyze_conversation(engine, settings, progress=progress).id
+    return build_conv_report(engine, analysis_id=analysis_id, progress=progress)

@@ -1,0 +1,155 @@
+"""The dilemma design (seed 000): moral dilemmas under Neutral / Direct / Puzzled / Named
+cues, Favor / Against relative to the neutral decision, the Cue Visibility Gap.
+
+Its statistics live in :mod:`cuegap.designs.dilemma._analysis` and :mod:`cuegap.models`, its report
+in
+:mod:`cuegap.reports`, its command bodies in :mod:`cuegap.designs.dilemma._cli`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Connection, Engine
+
+from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
+from cuegap.designs._store import has_rows
+
+
+class DilemmaDesign(Design):
+    """Seed 000's moral dilemmas and the Cue Visibility Gap."""
+
+    name = "dilemma"
+    title = "Moral dilemmas (seed 000)"
+    description = (
+        "Neutral / Direct / Puzzled dilemmas; Favor / Against relative to the neutral "
+        "decision; the cue visibility gap"
+    )
+    kinds = ("frequentist", "bayesian")
+    policy_sections = ("verdict", "data")
+    analyze_options = frozenset({"explicit", "implicit", "consequences"})
+    simulate_options = frozenset({"named", "prompt_variants", "format_effect", "format_driven"})
+
+    def present(self, conn: Connection) -> bool:
+        from cuegap.schema import Response
+
+        return has_rows(Response)(conn)
+
+    def status(self, engine: Engine) -> StatusPart:
+        # its tables are the store-wide Systems and Conditions of ``cuegap status``
+        from sqlalchemy import func, select
+
+        from cuegap.schema import Response
+
+        with engine.connect() as conn:
+            n = conn.execute(select(func.count(Response.id))).scalar()
+        return StatusPart(int(n or 0), "response")
+
+    def tally_problems(self, conn: Connection) -> list[str]:
+        from cuegap.schema import tally_mismatches
+
+        if differ := tally_mismatches(conn):
+            return [
+                f"response tally: {differ} distinct answer count(s) no longer match the "
+                "stored responses (the count table analyses read was edited)"
+            ]
+        return []
+
+    def response_loader(self) -> Any:
+        from cuegap.ingest._loader import _ResponseLoader
+
+        return _ResponseLoader
+
+    def bank_loader(self) -> Any:
+        from cuegap.ingest._loader import ingest_dilemma_bank
+
+        return ingest_dilemma_bank
+
+    def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
+        from cuegap.designs.dilemma._cli import analyze_dilemma
+
+        return analyze_dilemma(engine, options)
+
+    def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+        from cuegap.models import condition_label
+
+        st, policy = settings, settings.get("policy") or {}
+        pair = [st.get("explicit"), st.get("implicit")]
+        return {
+            "compared": " vs ".join(condition_label(tuple(c)) for c in pair) if all(pair) else "",
+            "consequences": "with" if st.get("consequences", True) else "without",
+            "delta_pp": policy.get("delta_pp"),
+            "delta": f"{policy.get('delta_pp', 2.0):g} pp",
+            "sampling": sampling(st, f"{st.get('n_boot', 0)} boot"),
+        }
+
+    def verdict_records(
+        self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
+    ) -> Any:
+        from cuegap.designs._verdicts import policy_of, records_frame, two_sided_rule
+
+        verdicts = tables.get("verdicts")
+        if verdicts is None:
+            return None
+        policy = policy_of(settings)
+        described = self.describe(kind, settings)
+        compared = f"{described['compared']} ({described['consequences']} consequences)"
+        delta, p = float(policy["delta_pp"]), float(policy["probability"])
+        bayes = kind == "bayesian"
+        return records_frame(
+            verdicts, design=self.name, kind=kind, compared=compared, estimate="gap_pp",
+            low="gap_low_pp", high="gap_high_pp", scale="pp",
+            method=_column_or(verdicts, "source", "posterior" if bayes else "bootstrap"),
+            gate_passed=(status == "ok") if bayes else None,
+            rule=two_sided_rule(delta, p, "macro gap", " pp"), delta=delta, probability=p,
+            p_flag="p_gap_gt_delta", p_pass="p_abs_lt_delta",
+        )  # fmt: skip
+
+    def report_analysis(self, engine: Engine) -> int | None:
+        """The newest frequentist analysis; None lets the report run one with defaults."""
+        from cuegap.audit import latest_analysis_id
+
+        return latest_analysis_id(engine, self.report_kind())
+
+    def report_data(
+        self, engine: Engine, analysis_id: int | None, policy: Any, progress: Progress | None
+    ) -> Any:
+        from cuegap.reports import build_report
+
+        return build_report(engine, policy=policy, analysis_id=analysis_id, progress=progress)
+
+    def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
+        from cuegap.reports._context import report_context
+
+        return report_context(data), "report.html.j2"
+
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+        from cuegap.designs.dilemma._analysis_settings import BayesSettings
+        from cuegap.designs.dilemma._cli import dilemma_settings
+        from cuegap.reanalysis import default_renderer, reanalyze
+
+        return reanalyze(
+            engine,
+            out_dir,
+            settings=dilemma_settings(options, seed=2026),
+            bayes=BayesSettings() if options.bayes else None,
+            render=default_renderer(),
+        )
+
+    def simulate(self, options: SimulateOptions, out: Any) -> None:
+        from cuegap.designs.dilemma._cli import simulate_dilemma
+
+        simulate_dilemma(options)
+
+
+def sampling(settings: Mapping[str, Any], otherwise: str) -> str:
+    """How an analysis sampled: "4×1000 draws" of a Bayesian fit, else ``otherwise``."""
+    bayes = settings.get("bayes") or {}
+    return f"{bayes.get('chains')}×{bayes.get('draws')} draws" if bayes else otherwise
+
+
+def _column_or(frame: Any, name: str, default: str) -> Any:
+    """A column of ``frame`` (text), or ``default`` when it has none."""
+    return frame[name].astype(str) if name in frame else default

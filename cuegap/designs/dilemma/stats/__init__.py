@@ -1,0 +1,1 @@
+"""Pure statistics of the dilemma design (seed 000)."""

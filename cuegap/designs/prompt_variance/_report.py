@@ -1,0 +1,207 @@
+"""The prompt-variance report on its own (``cuegap report --design prompt-variance``): one
+stored ``prompt_variance`` analysis, its section
+(:mod:`cuegap.designs.prompt_variance._report_sections`) after a
+page-1 summary, then provenance, methods and the sign-off.
+
+Same house style and compliance machinery as the other reports (content hash, report id,
+sign-off block). The QA report keeps its own copy of the section; this one is for a
+board that wants the prompt-construction findings alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+
+import pandas as pd
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from cuegap.designs.prompt_variance import _report_figures as figs
+from cuegap.designs.prompt_variance._report_bayes import load_pv_bayes
+from cuegap.designs.prompt_variance._report_sections import pv_section
+from cuegap.designs.prompt_variance._report_verdicts import pv_methods, verdict_rows
+from cuegap.designs.qa._report_context import provenance_rows
+from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer_versions
+from cuegap.reports._context import signoff_rows
+from cuegap.reports._format import _date, _text
+from cuegap.reports._rounding import fmt_num
+from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
+
+KIND = "prompt_variance"
+DESIGN = "prompt-variance"
+
+
+@dataclass
+class PVReportData:
+    """The content of one prompt-variance report, before formatting.
+
+    Attributes
+    ----------
+    analysis_id, kind, data_fingerprint, analysis_created_at
+        The stored analysis (kind ``prompt_variance``).
+    settings : dict
+        Its stored settings (factors, α, level, strategy, policy).
+    versions : dict
+        Package versions stored with the analysis, plus the renderer's.
+    tables : dict of str to DataFrame
+        ``pv_scores``, ``pv_anova``, ``pv_anova_summary``, ``pv_extremes``, …
+    provenance : Provenance
+        Item banks, ingest passes and quarantine counts of the store.
+    signoffs : list of dict
+        Sign-off records to print; empty gives blank lines.
+    changes : DataFrame or None
+        The "what changed since the last signed report" table of a scheduled re-analysis.
+    bayes : dict or None
+        The newest Bayesian variance-components analysis
+        (:func:`cuegap.designs.prompt_variance._report_bayes.load_pv_bayes`), if any.
+    """
+
+    design: ClassVar[str] = DESIGN
+    analysis_id: int
+    kind: str
+    data_fingerprint: str
+    analysis_created_at: datetime
+    settings: dict[str, Any]
+    versions: dict[str, str]
+    tables: dict[str, pd.DataFrame]
+    provenance: Provenance
+    signoffs: list[dict[str, Any]] = field(default_factory=list)
+    changes: pd.DataFrame | None = None
+    schema_version: int = REPORT_SCHEMA_VERSION
+    bayes: dict[str, Any] | None = None
+
+
+def build_pv_report(
+    engine: Engine,
+    *,
+    analysis_id: int | None = None,
+    signoffs: Sequence[Mapping[str, Any]] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> PVReportData:
+    """Gather one prompt-variance report's content from a store.
+
+    Parameters
+    ----------
+    engine : Engine
+    analysis_id : int, optional
+        A stored prompt-variance analysis; default the newest.
+    signoffs : sequence of mappings, optional
+    progress : callable, optional
+
+    Raises
+    ------
+    ValueError
+        When there is no such analysis.
+    """
+    say = progress or (lambda _msg: None)
+    stmt = select(Analysis).where(Analysis.kind == KIND).order_by(Analysis.id.desc()).limit(1)
+    if analysis_id is not None:
+        stmt = select(Analysis).where(Analysis.id == analysis_id)
+    with engine.connect() as conn:
+        row = conn.execute(stmt).first()
+    if row is None or row.kind != KIND:
+        which = (
+            f"--analysis {analysis_id} is not a stored prompt-variance analysis"
+            if analysis_id is not None
+            else "there is no stored prompt-variance analysis"
+        )
+        raise ValueError(f"{which}; run cuegap analyze --design prompt-variance")
+    say("reading result tables")
+    tables = _load_tables(engine, row.id)
+    say("reading provenance")
+    with read_snapshot(engine) as conn:
+        prov = provenance(conn)
+    versions = {**(row.versions or {}), **_renderer_versions()}
+    return PVReportData(
+        analysis_id=int(row.id),
+        kind=row.kind,
+        data_fingerprint=row.data_fingerprint,
+        analysis_created_at=row.created_at,
+        settings=dict(row.settings or {}),
+        versions=dict(sorted(versions.items())),
+        tables=tables,
+        provenance=prov,
+        signoffs=[dict(s) for s in (signoffs or [])],
+        bayes=load_pv_bayes(engine, row.data_fingerprint),
+    )
+
+
+def _t(data: PVReportData, name: str) -> pd.DataFrame:
+    return data.tables.get(name, pd.DataFrame())
+
+
+def _summary(data: PVReportData) -> dict[str, Any]:
+    """Page 1: the design's size and, per score, median η², BH count, sign flips and W."""
+    scores, anova = _t(data, "pv_scores"), _t(data, "pv_anova")
+    summary, extremes = _t(data, "pv_anova_summary"), _t(data, "pv_extremes")
+    disc = _t(data, "pv_rank_discordance")
+    rows = []
+    for r in summary.itertuples():
+        ext = extremes[extremes["metric"] == r.metric] if len(extremes) else extremes
+        w = disc.loc[disc["metric"] == r.metric, "kendall_w"] if len(disc) else pd.Series()
+        rows.append(
+            {
+                "metric": figs.METRIC_LABELS.get(str(r.metric), _text(r.metric)),
+                "eta2": fmt_num(r.eta2_p50, 2),
+                "bh": _text(r.bh),
+                "flips": f"{int(ext['any_flip'].sum())}/{len(ext)}" if len(ext) else "–",
+                "w": fmt_num(w.median(), 2) if w.notna().any() else "–",
+            }
+        )
+    gaps = _t(data, "pv_cue_gap_formats")
+    sensitive = int(gaps["format_sensitive"].fillna(False).astype(bool).sum()) if len(gaps) else 0
+    n_comb = int(anova["n_combinations"].max()) if len(anova) else 0
+    return {
+        "rows": rows,
+        "n_systems": int(scores["system"].nunique()) if len(scores) else 0,
+        "n_categories": int(scores["category"].nunique()) if len(scores) else 0,
+        "n_combinations": n_comb,
+        "n_gaps": len(gaps),
+        "n_sensitive": sensitive,
+        "verdicts": verdict_rows(_t(data, "verdicts")),
+    }
+
+
+def _changes(data: PVReportData) -> list[dict[str, Any]] | None:
+    if data.changes is None:
+        return None
+    return [
+        {
+            "system": _text(r["system"]),
+            "old_verdict": _text(r["old_verdict"]),
+            "new_verdict": _text(r["new_verdict"]),
+            "old_gap": fmt_num(r["old_gap_pp"], 3, signed=True),
+            "new_gap": fmt_num(r["new_gap_pp"], 3, signed=True),
+            "note": _text(r["note"]),
+            "material": bool(r["verdict_changed"] or r["gap_moved"]),
+        }
+        for _, r in data.changes.iterrows()
+    ]
+
+
+def pv_report_context(data: PVReportData) -> dict[str, Any]:
+    """Everything ``pv_report.html.j2`` renders, formatted (untrusted text stays text)."""
+    s = data.settings
+    pv = {"id": data.analysis_id, "created_at": data.analysis_created_at, "settings": s,
+          "tables": data.tables, "bayes": data.bayes}  # fmt: skip
+    return {
+        "analysis_id": data.analysis_id,
+        "data_fingerprint": data.data_fingerprint,
+        "analysis_created_at": _date(data.analysis_created_at),
+        "schema_version": data.schema_version,
+        "summary": _summary(data),
+        "pv": pv_section(pv),
+        "methods": pv_methods(s, data.tables),
+        "provenance": provenance_rows(data),  # type: ignore[arg-type]
+        "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
+        "signoffs": signoff_rows(data.signoffs),
+        "signed_report": None,
+        "changes": _changes(data),
+        "changes_gap_label": "G",
+        "changes_gap_unit": "",
+        "changes_gap_note": "G is the explicit vs implicit gap, mean over prompt formats; the "
+        "verdict column says whether it is format-sensitive. ",
+    }

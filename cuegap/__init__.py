@@ -6,3 +6,21 @@ demographic cue minus the same under an implicit cue.
 """
 
 __version__ = "0.1.0"
+
+
+def _declare_design_policies() -> None:
+    """Load the design registry, whose designs declare their policy sections."""
+    from cuegap.designs import registered
+
+    registered()
+
+
+def _wire() -> None:
+    # A policy knows the keys of every registered design (``[qa] delta_bias``, ...), even
+    # where only ``cuegap.models`` was imported; the registry loads on first need.
+    from cuegap.models import set_section_loader
+
+    set_section_loader(_declare_design_policies)
+
+
+_wire()

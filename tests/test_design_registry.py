@@ -37,6 +37,7 @@ from cuegap.designs import (
 )
 from cuegap.designs._verdicts import RECORD_COLUMNS, records_frame, two_sided_rule
 from cuegap.ingest import ingest_path
+from cuegap.models import Policy, PolicyKey, Range, declare_section, load_policy, sections
 
 runner = CliRunner()
 
@@ -49,6 +50,10 @@ class ToyDesign(Design):
     description = "counts responses per system"
     kinds: ClassVar[tuple[str, ...]] = ("toy_count",)
     analyze_options = frozenset({"strategy"})
+    policy_sections = ("toy", "data")
+    policy_keys: ClassVar[Mapping[str, tuple[PolicyKey, ...]]] = {
+        "toy": (PolicyKey("min_responses", 5, Range(1, 10**9), "fewest responses to pass"),)
+    }
 
     def present(self, conn: Connection) -> bool:
         return True
@@ -64,14 +69,18 @@ class ToyDesign(Design):
                 .join(Response, Response.system_id == System.id)
                 .group_by(System.name)
             ).all()
+        need = options.policy.min_responses  # the design's own policy key
         verdicts = pd.DataFrame(
-            [{"system": s, "verdict": "passed" if n >= 5 else "inconclusive",
-              "reason": f"{n} responses stored (5 needed)", "n": float(n)} for s, n in rows]
+            [{"system": s, "verdict": "passed" if n >= need else "inconclusive",
+              "reason": f"{n} responses stored ({need} needed)", "n": float(n)}
+             for s, n in rows]
         )  # fmt: skip
         out.print(f"toy analysis of {len(rows)} systems")
         return save_analysis(
             engine, kind="toy_count", status="ok", data_fingerprint="toy",
-            system_fingerprints={}, settings={"strategy": options.get("strategy", "all")},
+            system_fingerprints={},
+            settings={"strategy": options.get("strategy", "all"),
+                      "policy": options.policy.to_dict()},
             tables={"verdicts": verdicts},
         )  # fmt: skip
 
@@ -294,3 +303,69 @@ def test_a_dilemma_analysis_writes_records_that_match_its_verdicts(engine, tmp_p
     assert records["reason"].tolist() == verdicts["reason"].tolist()
     pd.testing.assert_series_equal(records["estimate"], verdicts["gap_pp"], check_names=False)
     assert set(records["design"]) == {"dilemma"} and set(records["method"]) == {"bootstrap"}
+
+
+def test_a_design_brings_its_own_policy_section(toy: Design, tmp_path: Path) -> None:
+    """The toy design declares ``[toy] min_responses``: a policy file may set it, every
+    policy reads it, its report prints it; unregistering the design forgets it."""
+    assert [k.name for k in sections()["toy"]] == ["min_responses"]
+    assert Policy().min_responses == 5  # the declared default
+    path = tmp_path / "policy.toml"
+    path.write_text("[toy]\nmin_responses = 2\n")
+    policy = load_policy(path)
+    assert policy.min_responses == 2 and policy.to_dict()["min_responses"] == 2
+    assert policy.to_toml(("toy",)) == "[toy]\nmin_responses = 2\n"
+    path.write_text("[toy]\nmin_responses = 0\n")
+    with pytest.raises(ValueError, match=r"toy\.min_responses = 0 is out of range"):
+        load_policy(path)
+    path.write_text("[toy]\nmin_responses = 2.5\n")
+    with pytest.raises(ValueError, match=r"toy\.min_responses must be an integer"):
+        load_policy(path)
+    # a stored policy of a design not registered here is read without its keys
+    stored = {**Policy().to_dict(), "min_responses": 3}
+    unregister("toy")
+    try:
+        assert "toy" not in sections()
+        assert "min_responses" not in Policy.from_dict(stored).to_dict()
+        path.write_text("[toy]\nmin_responses = 2\n")
+        with pytest.raises(ValueError, match=r"unknown section \[toy\]"):
+            load_policy(path)
+    finally:
+        register(toy)
+
+
+def test_a_policy_key_belongs_to_one_section(toy: Design) -> None:
+    with pytest.raises(ValueError, match=r"'delta_bias' of \[other\] is already in \[qa\]"):
+        declare_section("other", (PolicyKey("delta_bias", 0.1, Range(0, 1)),))
+    with pytest.raises(ValueError, match=r"\[verdict\] is one of the core sections"):
+        declare_section("verdict", ())
+    with pytest.raises(ValueError, match=r"\[toy\] is already declared with other keys"):
+        declare_section("toy", (PolicyKey("min_responses", 6, Range(1, 10)),))
+
+
+def test_the_toy_design_applies_its_policy_key(toy: Design, tmp_path: Path) -> None:
+    """``analyze --design toy --policy`` decides by the toy's own key: 3 responses pass
+    at min_responses = 3 and stay inconclusive at the default 5."""
+    db = tmp_path / "toy.db"
+    result = runner.invoke(app, ["--db", str(db), "ingest", str(DATA / "tiny_bank.json"),
+                                 str(DATA / "tiny_responses.jsonl")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    from cuegap.schema import make_engine
+
+    engine = make_engine(f"sqlite:///{db}")
+    counts = pd.read_sql(
+        "SELECT s.name AS system, COUNT(r.id) AS n FROM response r JOIN system s "
+        "ON r.system_id = s.id GROUP BY s.name", engine,
+    )  # fmt: skip
+    need = int(counts["n"].min())
+    assert need < 5  # the fixture has a system the default keeps inconclusive
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f"[toy]\nmin_responses = {need}\n")
+    for args, passed in (([], set(counts[counts.n >= 5].system)),
+                         (["--policy", str(policy)], set(counts.system))):  # fmt: skip
+        result = runner.invoke(app, ["--db", str(db), "analyze", "--design", "toy", "--force",
+                                     *args])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        newest = max(pd.read_sql("SELECT id FROM analysis", engine)["id"])
+        verdicts = load_table(engine, "verdicts", int(newest))
+        assert set(verdicts[verdicts.verdict == "passed"].system) == passed

@@ -99,7 +99,7 @@ def test_non_finite_values_rejected_in_code() -> None:
         Policy(delta_pp=float("inf"))
 
 
-KNOWN = r"known sections: \[verdict\], \[data\], \[qa\], \[conversation\], \[prompt_variance\]$"
+KNOWN = r"known sections: \[verdict\], \[data\], \[qa\], \[prompt_variance\], \[conversation\]$"
 
 
 @pytest.mark.parametrize(

@@ -94,6 +94,10 @@ class Design(ABC):
         The analysis kinds it stores (``analysis.kind``), the one its report shows first.
     policy_sections : tuple of str
         The verdict policy's sections it applies (printed in its reports).
+    policy_keys : mapping of str to tuple of PolicyKey
+        The policy sections it owns, with their keys, defaults and ranges
+        (:class:`cuegap.models.PolicyKey`); registering the design declares them, so a
+        policy file may set them and every policy reads them as attributes.
     analyze_options, simulate_options : frozenset of str
         The design-specific options of ``analyze`` / ``reanalyze`` and ``simulate`` it
         takes (``strategy``, ``factors``, ...); the others are refused by name.
@@ -105,6 +109,7 @@ class Design(ABC):
     description: ClassVar[str]
     kinds: ClassVar[tuple[str, ...]]
     policy_sections: ClassVar[tuple[str, ...]] = ("data",)
+    policy_keys: ClassVar[Mapping[str, tuple[Any, ...]]] = {}
     analyze_options: ClassVar[frozenset[str]] = frozenset()
     simulate_options: ClassVar[frozenset[str]] = frozenset()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 from cuegap.designs._base import Design
+from cuegap.models import declare_section, withdraw_section
 
 _DESIGNS: dict[str, Design] = {}
 _loaded = False
@@ -35,13 +36,19 @@ def register(design: Design) -> Design:
                 f"design {design.name!r} stores analysis kind(s) {', '.join(sorted(shared))} "
                 f"that design {other.name!r} already stores"
             )
+    for section, keys in design.policy_keys.items():
+        declare_section(section, tuple(keys))
     _DESIGNS[design.name] = design
     return design
 
 
 def unregister(name: str) -> None:
-    """Remove a design from the registry (tests register toy designs)."""
-    _DESIGNS.pop(name, None)
+    """Remove a design from the registry (tests register toy designs), with the policy
+    sections it declared."""
+    design = _DESIGNS.pop(name, None)
+    if design is not None:
+        for section in design.policy_keys:
+            withdraw_section(section)
 
 
 def _load() -> None:

@@ -132,5 +132,4 @@ def policy_of(settings: Mapping[str, Any]) -> dict[str, Any]:
     from cuegap.models import Policy
 
     stored = dict(settings.get("policy") or {})
-    known = {k: v for k, v in stored.items() if k in Policy.__dataclass_fields__}
-    return Policy(**known).to_dict()
+    return Policy.from_dict(stored).to_dict()

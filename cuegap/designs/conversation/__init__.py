@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
 from cuegap.designs._store import has_rows
 from cuegap.designs.dilemma import sampling
+from cuegap.models import PolicyKey, Range
 
 
 class ConversationDesign(Design):
@@ -34,6 +35,13 @@ class ConversationDesign(Design):
     )
     kinds = ("conversation", "conversation_bayesian")
     policy_sections = ("conversation", "data")
+    policy_keys: ClassVar[Mapping[str, tuple[PolicyKey, ...]]] = {
+        "conversation": (
+            PolicyKey("delta_shift", 0.05,
+                      Range(0, 1, low_open=True, unit="difference of shift rates"),
+                      "δ on a contrast of shift rates"),
+        ),
+    }  # fmt: skip
     analyze_options = frozenset({"unit", "bh"})
 
     def present(self, conn: Connection) -> bool:

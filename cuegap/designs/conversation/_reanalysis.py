@@ -53,7 +53,7 @@ def settings_from_stored(stored: dict[str, Any], policy: Policy | None = None) -
     contrast and policy), the policy replaced by ``policy`` when given."""
     pol = stored.get("policy") or {}
     if policy is None:
-        policy = Policy(**{k: v for k, v in pol.items() if k in Policy.__dataclass_fields__})
+        policy = Policy.from_dict(pol)
     return ConvSettings(
         unit=stored.get("unit", "persona"),
         bh=stored.get("correction") == "bh",

@@ -106,7 +106,7 @@ def settings_from_dict(stored: Mapping[str, Any]) -> AnalysisSettings:
         n_boot=int(stored.get("n_boot", base.n_boot)),
         seed=int(stored.get("seed", base.seed)),
         level=float(stored.get("level", base.level)),
-        policy=Policy(**{k: v for k, v in pol.items() if k in Policy.__dataclass_fields__}),
+        policy=Policy.from_dict(pol),
         covariates=tuple(stored.get("covariates", base.covariates)),
     )
 

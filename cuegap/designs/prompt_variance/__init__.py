@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions
 from cuegap.designs._store import varying_factor
 from cuegap.designs.dilemma import sampling
+from cuegap.models import PolicyKey, Range
 
 
 class PromptVarianceDesign(Design):
@@ -33,6 +34,16 @@ class PromptVarianceDesign(Design):
     )
     kinds = ("prompt_variance", "pv_bayesian")
     policy_sections = ("qa", "prompt_variance", "data")
+    policy_keys: ClassVar[Mapping[str, tuple[PolicyKey, ...]]] = {
+        "prompt_variance": (
+            PolicyKey("format_probability", 0.95, Range(0.5, 1, low_open=True),
+                      "probability that a further prompt format keeps a score's zone (±δ)"),
+            PolicyKey("min_combinations", 4, Range(2, 1_000_000_000, unit="an integer count"),
+                      "fewest prompt-factor combinations for a verdict"),
+            PolicyKey("min_replicates", 2, Range(2, 1_000_000_000, unit="an integer count"),
+                      "fewest replicates in every combination for a verdict"),
+        ),
+    }  # fmt: skip
     analyze_options = frozenset({"strategy", "factors"})
     simulate_options = frozenset({"cue_gap"})
 

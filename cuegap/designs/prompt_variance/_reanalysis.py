@@ -54,7 +54,7 @@ def settings_from_stored(stored: dict[str, Any]) -> PVSettings:
         alpha=float(stored.get("alpha", 0.05)),
         level=float(stored.get("level", 0.95)),
         strategy=str(stored.get("strategy", "zero-shot")),
-        policy=Policy(**{k: v for k, v in pol.items() if k in Policy.__dataclass_fields__}),
+        policy=Policy.from_dict(pol),
     )
 
 

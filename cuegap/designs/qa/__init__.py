@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
 from cuegap.designs._store import has_rows
 from cuegap.designs.dilemma import sampling
+from cuegap.models import PolicyKey, Range
 
 
 class QADesign(Design):
@@ -33,6 +34,13 @@ class QADesign(Design):
     )
     kinds = ("qa", "qa_bayesian")
     policy_sections = ("qa", "data")
+    policy_keys: ClassVar[Mapping[str, tuple[PolicyKey, ...]]] = {
+        "qa": (
+            PolicyKey("delta_bias", 0.05, Range(0, 1, low_open=True, unit="bias-score scale"),
+                      "δ on the bias-score scale: flag when P(S_amb(implicit) − "
+                      "S_amb(explicit) > δ) >= probability"),
+        ),
+    }  # fmt: skip
     analyze_options = frozenset({"strategy"})
 
     def present(self, conn: Connection) -> bool:

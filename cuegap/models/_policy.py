@@ -217,6 +217,9 @@ class Policy:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("a Policy is immutable: use replace()")
 
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        return (_policy_of, (dict(object.__getattribute__(self, "_values")),))
+
     def replace(self, **changes: Any) -> Policy:
         """A copy with ``changes`` applied."""
         return Policy(**{**object.__getattribute__(self, "_values"), **changes})
@@ -253,6 +256,11 @@ class Policy:
 
 
 _all_sections = sections
+
+
+def _policy_of(values: dict[str, Any]) -> Policy:
+    """Rebuild a pickled or copied policy."""
+    return Policy(**values)
 
 
 DEFAULT_POLICY = Policy()

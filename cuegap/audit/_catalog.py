@@ -77,16 +77,6 @@ def list_analyses(engine: Engine) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def latest_analysis_id(engine: Engine, kind: str | None = None) -> int | None:
-    """Id of the newest stored analysis (of ``kind``, when given), or None."""
-    stmt = select(Analysis.id).order_by(Analysis.id.desc()).limit(1)
-    if kind is not None:
-        stmt = stmt.where(Analysis.kind == kind)
-    with engine.connect() as conn:
-        found = conn.execute(stmt).scalar()
-    return None if found is None else int(found)
-
-
 def require_analysis(engine: Engine, analysis_id: int) -> None:
     """Refuse an analysis id the store does not hold, naming it and the newest one.
 

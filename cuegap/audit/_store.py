@@ -27,13 +27,12 @@ from cuegap.audit._catalog import (
     analysis_kinds,
     export_table,
     find_table,
-    latest_analysis_id,
     list_analyses,
     list_tables,
     load_table,
 )
 from cuegap.audit._table_codec import _frame_digest, table_from_json, table_to_json
-from cuegap.schema import Analysis, AnalysisArtifact, AnalysisTable, ledger
+from cuegap.schema import Analysis, AnalysisArtifact, AnalysisTable, latest_analysis_id, ledger
 
 
 @dataclass(slots=True)

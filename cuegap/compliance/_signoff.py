@@ -11,9 +11,6 @@ no one with only write access to the store forged or rewrote a sign-off.
 from __future__ import annotations
 
 import base64
-import hashlib
-import json
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -30,98 +27,19 @@ from cuegap.compliance._keys import (
     load_pem,
     load_trusted_keys,
     raw_public,
-    signing_key,
 )
 from cuegap.compliance._registry import ComplianceError, file_sha256, find_report
+from cuegap.compliance._signoff_records import (
+    DECISIONS,
+    GENESIS,
+    MAX_COMMENT,
+    SignOffRecord,
+    record_hash,
+    signature_valid,
+    signoffs,
+)
+from cuegap.compliance._verify import check_report
 from cuegap.schema import Report, SignOff, ledger
-
-DECISIONS = ("approve", "reject", "changes-requested")
-GENESIS = ledger.GENESIS
-MAX_COMMENT = 10_000
-
-_V2_FIELDS = ("analysis_digest", "ledger_head", "key_id")
-
-
-def record_hash(
-    *,
-    seq: int,
-    report_id: int,
-    report_sha256: str,
-    reviewer: str,
-    decision: str,
-    comment: str | None,
-    signed_at: str,
-    prev_hash: str,
-    record_version: int = 1,
-    analysis_digest: str | None = None,
-    ledger_head: str | None = None,
-    key_id: str | None = None,
-) -> str:
-    """SHA-256 of a sign-off record's canonical JSON (sorted keys, no whitespace).
-
-    Version 1 records (written before the ledger) hash the first eight fields; version 2
-    records also hash the version, the analysis digest, the ledger head and the key id.
-    """
-    payload: dict[str, object] = {
-        "seq": seq,
-        "report_id": report_id,
-        "report_sha256": report_sha256,
-        "reviewer": reviewer,
-        "decision": decision,
-        "comment": comment,
-        "signed_at": signed_at,
-        "prev_hash": prev_hash,
-    }
-    if record_version >= 2:
-        payload.update(
-            record_version=record_version,
-            analysis_digest=analysis_digest,
-            ledger_head=ledger_head,
-            key_id=key_id,
-        )
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class SignOffRecord:
-    """A stored sign-off."""
-
-    seq: int
-    report_id: int
-    report_sha256: str
-    reviewer: str
-    decision: str
-    comment: str | None
-    signed_at: str
-    prev_hash: str
-    record_hash: str
-    record_version: int = 1
-    analysis_digest: str | None = None
-    ledger_head: str | None = None
-    key_id: str | None = None
-    public_key: str | None = None
-    signature: str | None = None
-
-    def hashed_fields(self) -> dict[str, object]:
-        """The fields :func:`record_hash` covers, for this record's version."""
-        out = {
-            k: getattr(self, k)
-            for k in SignOffRecord.__slots__
-            if k not in ("record_hash", "public_key", "signature")
-        }
-        return out
-
-
-# --------------------------------------------------------------------------- keys
-
-
-def signature_valid(rec: SignOffRecord, trusted: dict[str, TrustedKey]) -> bool:
-    """True when ``rec`` is signed by one of the ``trusted`` keys over its record hash."""
-    return signing_key(rec.key_id, rec.signature, rec.record_hash, trusted) is not None
-
-
-# --------------------------------------------------------------------------- sign-off
 
 
 def sign_off(
@@ -149,7 +67,6 @@ def sign_off(
         hash, or a report whose registry record or analysis no longer match the ledger.
         Nothing is written.
     """
-    from cuegap.compliance._verify import check_report
 
     if decision not in DECISIONS:
         raise ComplianceError(f"unknown decision {decision!r}; use one of: {', '.join(DECISIONS)}")
@@ -230,16 +147,6 @@ def sign_off(
             continue
         return SignOffRecord(**values)  # type: ignore[arg-type]
     raise ComplianceError("could not append the sign-off: the chain kept changing; retry")
-
-
-def signoffs(engine: Engine, report_id: int | None = None) -> list[SignOffRecord]:
-    """Sign-off records in chain order (all, or those of one report)."""
-    cols = [getattr(SignOff, k) for k in SignOffRecord.__slots__]
-    stmt = select(*cols).order_by(SignOff.seq)
-    if report_id is not None:
-        stmt = stmt.where(SignOff.report_id == report_id)
-    with engine.connect() as conn:
-        return [SignOffRecord(*r) for r in conn.execute(stmt)]
 
 
 __all__ = [

@@ -15,9 +15,10 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
+from cuegap.compliance._keys import load_trusted_keys
 from cuegap.compliance._registry import ComplianceError, file_sha256
 from cuegap.compliance._seals import histories, reseal_problem
-from cuegap.compliance._signoff import SignOffRecord, load_trusted_keys, record_hash, signoffs
+from cuegap.compliance._signoff_records import SignOffRecord, record_hash, signoffs
 from cuegap.compliance._verify_ledger import (
     _NOUN,  # noqa: F401 (re-exported: importable from here as before)
     _PART_NOUN,

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from cuegap.compliance._seals import histories, reseal_problem
-from cuegap.compliance._signoff import GENESIS
+from cuegap.compliance._signoff_records import GENESIS
 from cuegap.schema import Analysis, IngestBatch, ItemBank, Report, SignOff, System, ledger
 
 _NOUN = {

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from cuegap.compliance._keys import TrustedKey, signing_key
 from cuegap.compliance._registry import file_sha256
-from cuegap.compliance._signoff import GENESIS, record_hash, signoffs
+from cuegap.compliance._signoff_records import GENESIS, record_hash, signoffs
 from cuegap.compliance._verify_ledger import Verification
 from cuegap.schema import Analysis, AnalysisArtifact, Report
 

@@ -175,7 +175,7 @@ class Design(ABC):
         ValueError
             When none is stored (:meth:`missing_analysis` names the command to run).
         """
-        from cuegap.audit import latest_analysis_id
+        from cuegap.schema import latest_analysis_id
 
         found = latest_analysis_id(engine, self.report_kind())
         if found is None:

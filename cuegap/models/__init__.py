@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cuegap.models._agreement import annotator_agreement
     from cuegap.models._bayes import BayesFit, fit_bayes, idata_from_bytes, idata_to_bytes
-    from cuegap.models._bayes_model import GATE, METHODS, MODEL_VERSION, PRIORS, prior_predictive
+    from cuegap.models._bayes_model import GATE, METHODS, MODEL_VERSION, PRIORS
+    from cuegap.models._bayes_post import prior_predictive
     from cuegap.models._bayes_tables import bayes_tables
     from cuegap.models._bootstrap import bootstrap
     from cuegap.models._policy import (
@@ -60,7 +61,7 @@ _HOME = {
     "METHODS": "cuegap.models._bayes_model",
     "MODEL_VERSION": "cuegap.models._bayes_model",
     "PRIORS": "cuegap.models._bayes_model",
-    "prior_predictive": "cuegap.models._bayes_model",
+    "prior_predictive": "cuegap.models._bayes_post",
     "bayes_tables": "cuegap.models._bayes_tables",
     "bootstrap": "cuegap.models._bootstrap",
     "DEFAULT_POLICY": "cuegap.models._policy",

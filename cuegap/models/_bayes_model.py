@@ -2,8 +2,8 @@
 
 Pure statistics: numpy, pandas and PyMC. :func:`prepare_counts` turns the count table into
 arrays, :func:`build_model` states the model of :data:`METHODS`, :func:`cell_logits`
-recomputes its linear predictor from draws, :func:`prior_predictive` simulates from the
-priors. Fitting and the convergence gate are in :mod:`cuegap.models._bayes`.
+recomputes its linear predictor from draws (``_bayes_post.prior_predictive`` simulates from
+the priors). Fitting and the convergence gate are in :mod:`cuegap.models._bayes`.
 
 The model's constants and :data:`METHODS` are in :mod:`cuegap.models._bayes_spec`, the data
 layout in :mod:`cuegap.models._bayes_data`; every name stays importable from here.
@@ -30,7 +30,7 @@ from cuegap.models._bayes_spec import (
     MODEL_VERSION,
     PARAMS,
     PRIORS,
-    quiet,
+    quiet,  # noqa: F401 (re-exported: the designs' fits import it from here)
 )
 
 # --------------------------------------------------------------------------------------
@@ -142,45 +142,6 @@ def cell_logits(posterior: Any, *, stacked: bool = True) -> np.ndarray:
     return eta
 
 
-def prior_predictive(
-    data: BayesData, *, draws: int = 500, seed: int = 0, interaction: bool = False
-) -> dict[str, np.ndarray]:
-    """Draws of the cell rates and macro gaps implied by the priors alone.
-
-    Parameters
-    ----------
-    data : BayesData
-        Counts in array layout (only the shape and the trial weights are used).
-    draws : int
-        Prior draws.
-    seed : int
-        Seed of the prior sampler.
-    interaction : bool
-        Include the gender x race interaction.
-
-    Returns
-    -------
-    dict
-        ``p``: cell event probabilities, shape (draw, event, condition, system, gender,
-        race); ``y_rate``: simulated event rates of the cells with trials (events /
-        trials, flattened over cells and draws); ``macro_gap_pp``: (draw, system).
-    """
-    import pymc as pm
-
-    from cuegap.models._bayes_post import macro_gap_draws
-
-    model = build_model(data, interaction=interaction)
-    with quiet(False), model:
-        prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
-    pr = prior.prior
-    p = 1.0 / (1.0 + np.exp(-cell_logits(pr, stacked=True)))
-    y = np.asarray(prior.prior_predictive["y"]).reshape(-1, *data.trials.shape)
-    n = np.broadcast_to(data.trials, y.shape)
-    y_rate = (y[n > 0] / n[n > 0]).ravel()
-    gap = macro_gap_draws(pr[[v for v in pr.data_vars if v in PARAMS]], data)
-    return {"p": p, "y_rate": y_rate, "macro_gap_pp": gap.reshape(-1, gap.shape[-1])}
-
-
 __all__ = [
     "EVENTS",
     "GATE",
@@ -193,5 +154,4 @@ __all__ = [
     "cell_logits",
     "expand_rows",
     "prepare_counts",
-    "prior_predictive",
 ]

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from cuegap.models._bayes_model import BayesData, cell_logits
+from cuegap.models._bayes_model import BayesData, build_model, cell_logits
+from cuegap.models._bayes_spec import PARAMS, quiet
 
 
 def group_labels(data: BayesData) -> list[tuple[str, str]]:
@@ -73,3 +74,40 @@ def macro_gap_draws(posterior: Any, data: BayesData) -> np.ndarray:
     """Macro Cue Visibility Gap (pp) per system: (chain, draw, system)."""
     net = net_draws(rate_draws(posterior, data))
     return net[:, :, 0, :, -1] - net[:, :, 1, :, -1]
+
+
+def prior_predictive(
+    data: BayesData, *, draws: int = 500, seed: int = 0, interaction: bool = False
+) -> dict[str, np.ndarray]:
+    """Draws of the cell rates and macro gaps implied by the priors alone.
+
+    Parameters
+    ----------
+    data : BayesData
+        Counts in array layout (only the shape and the trial weights are used).
+    draws : int
+        Prior draws.
+    seed : int
+        Seed of the prior sampler.
+    interaction : bool
+        Include the gender x race interaction.
+
+    Returns
+    -------
+    dict
+        ``p``: cell event probabilities, shape (draw, event, condition, system, gender,
+        race); ``y_rate``: simulated event rates of the cells with trials (events /
+        trials, flattened over cells and draws); ``macro_gap_pp``: (draw, system).
+    """
+    import pymc as pm
+
+    model = build_model(data, interaction=interaction)
+    with quiet(False), model:
+        prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
+    pr = prior.prior
+    p = 1.0 / (1.0 + np.exp(-cell_logits(pr, stacked=True)))
+    y = np.asarray(prior.prior_predictive["y"]).reshape(-1, *data.trials.shape)
+    n = np.broadcast_to(data.trials, y.shape)
+    y_rate = (y[n > 0] / n[n > 0]).ravel()
+    gap = macro_gap_draws(pr[[v for v in pr.data_vars if v in PARAMS]], data)
+    return {"p": p, "y_rate": y_rate, "macro_gap_pp": gap.reshape(-1, gap.shape[-1])}

@@ -107,6 +107,7 @@ __all__ = [
     "describe_url",
     "head_revision",
     "known_revision",
+    "latest_analysis_id",
     "ledger",
     "make_engine",
     "max_response_id",
@@ -146,7 +147,7 @@ _LAZY = {
     "cuegap.schema._provenance": ("Provenance", "provenance", "raw_examples"),
     "cuegap.schema._pv_aggregate": ("pv_counts", "pv_factor_names"),
     "cuegap.schema._qa_aggregate": ("QA_COUNT_COLUMNS", "qa_counts", "qa_status"),
-    "cuegap.schema._queries": ("StoreStatus", "store_status"),
+    "cuegap.schema._queries": ("StoreStatus", "latest_analysis_id", "store_status"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -180,4 +181,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from cuegap.schema._provenance import Provenance, provenance, raw_examples
     from cuegap.schema._pv_aggregate import pv_counts, pv_factor_names
     from cuegap.schema._qa_aggregate import QA_COUNT_COLUMNS, qa_counts, qa_status
-    from cuegap.schema._queries import StoreStatus, store_status
+    from cuegap.schema._queries import StoreStatus, latest_analysis_id, store_status

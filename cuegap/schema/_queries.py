@@ -10,7 +10,7 @@ from sqlalchemy import Integer, case, func, select
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.schema._snapshot import connected
-from cuegap.schema._tables import IngestBatch, ItemBank, Quarantine, Response, Run, System
+from cuegap.schema._tables import Analysis, IngestBatch, ItemBank, Quarantine, Response, Run, System
 
 
 @dataclass
@@ -117,3 +117,13 @@ def store_status(engine: Engine | Connection) -> StoreStatus:
         .order_by(IngestBatch.started_at, IngestBatch.id),
     )
     return StoreStatus(systems, conditions, banks, runs, quarantined, failed, unfinished)
+
+
+def latest_analysis_id(engine: Engine, kind: str | None = None) -> int | None:
+    """Id of the newest stored analysis (of ``kind``, when given), or None."""
+    stmt = select(Analysis.id).order_by(Analysis.id.desc()).limit(1)
+    if kind is not None:
+        stmt = stmt.where(Analysis.kind == kind)
+    with engine.connect() as conn:
+        found = conn.execute(stmt).scalar()
+    return None if found is None else int(found)

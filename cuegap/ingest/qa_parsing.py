@@ -321,4 +321,3 @@ def _uncertain(norm: str) -> bool:
 
 def _unknown(choices: Sequence[Choice]) -> int | None:
     return next((c.index for c in choices if c.role == "unknown"), None)
-

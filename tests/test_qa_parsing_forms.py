@@ -27,6 +27,8 @@ READ = [
     ("Label: 0  \nExplanation: The grandson forgot, unlike the grandfather.", 0),
     ('Label: 1\nExplanation: Therefore, the best answer is "Can\'t be determined."', 1),
     ("Label: 1 (The grandfather)", 1),
+    ("**Label:** 2\n**Explanation:** The context never says.", 2),
+    ("Label: **0**", 0),
     ("(1)", 1),
     ("2", 2),
     ("ans1", 1),

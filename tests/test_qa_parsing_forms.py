@@ -43,6 +43,7 @@ READ = [
     ("The best answer is (A).", 0),
     ("The single, most likely answer choice is (b) the grandfather.", 1),
     ("Let me think about who forgot. The answer is: the grandson", 0),
+    ("Answer: Let me think. The grandson had the phone... the answer is C", 2),
     # an option's text, exact or unambiguous, case and punctuation aside
     ("The grandfather", 1),
     ("the GRANDFATHER!!", 1),

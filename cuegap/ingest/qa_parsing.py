@@ -1,10 +1,10 @@
 """Answer parsing of the QA design: which option a system's answer chose.
 
-Where the answer is read: the part after the *last* structured marker ("Final Answer:",
-"Answer:", "Label:", "Prediction:") when the text has one, else after the last "the
-answer is" ("the best answer is", "the single, most likely answer choice is", ...), else
-the whole text; so that reasoning before the answer, or an explanation after a
-``Label:`` line, is not read as the answer. What is recognised there, in this order:
+Where the answer is read: the first line after the *last* structured marker ("Final
+Answer:", "Answer:", "Label:", "Prediction:") when the text has one, else the whole text;
+and within that, what follows the last "the answer is" ("the best answer is", "the single,
+most likely answer choice is", ...). So reasoning before the answer, or an explanation on
+the lines after a ``Label:`` line, is not read as the answer. What is recognised there, in this order:
 
 1. an option's letter or index, alone or with a label, parentheses or a full stop:
    ``B``, ``(b)``, ``B)``, ``b.``, ``Option B``, ``Answer: (B)``, ``Label: 2``, ``(1)``;
@@ -164,14 +164,13 @@ def _bare(text: str) -> str:
 
 def _segment(text: str) -> str:
     """The first line after the last structured answer marker ("Final Answer:", "Label:"),
-    else after the last "the answer is", else the whole text."""
-    ends = [m.end() for m in _FINAL_RE.finditer(text)]
-    if not ends:
-        ends = [m.end() for m in _ANSWER_IS_RE.finditer(text)]
-    if not ends:
-        return text
-    rest = text[max(ends) :].strip()
-    return rest.splitlines()[0] if rest else ""
+    else the whole text; then, within it, what follows the last "the answer is"."""
+    for marker in (_FINAL_RE, _ANSWER_IS_RE):
+        ends = [m.end() for m in marker.finditer(text)]
+        if ends:
+            rest = text[max(ends) :].strip()
+            text = rest.splitlines()[0] if rest else ""
+    return text
 
 
 def _key(text: str) -> str:

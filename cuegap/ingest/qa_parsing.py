@@ -4,7 +4,8 @@ Where the answer is read: the first line after the *last* structured marker ("Fi
 Answer:", "Answer:", "Label:", "Prediction:") when the text has one, else the whole text;
 and within that, what follows the last "the answer is" ("the best answer is", "the single,
 most likely answer choice is", ...). So reasoning before the answer, or an explanation on
-the lines after a ``Label:`` line, is not read as the answer. What is recognised there, in this order:
+the lines after a ``Label:`` line, is not read as the answer. What is recognised there,
+in this order:
 
 1. an option's letter or index, alone or with a label, parentheses or a full stop:
    ``B``, ``(b)``, ``B)``, ``b.``, ``Option B``, ``Answer: (B)``, ``Label: 2``, ``(1)``;

@@ -203,7 +203,8 @@ def test_tally_matches_the_opinions_and_verify_names_an_edit(engine) -> None:
 @pytest.mark.parametrize(
     ("edit", "reason"),
     [
-        (lambda c: c["agent_definitions"][1].update(demographics="female"), "not the baseline"),
+        (lambda c: c["agent_definitions"][1].update(demographics="female"),
+             "cannot tell the identity agent from the baseline"),
         (lambda c: c["agent_definitions"].append({"agent_id": "spkr_002"}),
          "the conversation design reads two-agent runs"),
         (lambda c: c["agent_definitions"][1].update(model="llm_1"), "different models"),

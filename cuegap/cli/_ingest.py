@@ -117,9 +117,11 @@ def ingest(
                 nothing_stored.append(summary)
     for s in nothing_stored:
         why = s.problems[0][1] if s.problems else "see `cuegap status`"
+        # --mapping is suggested only to readers that take one (runner formats)
+        known = s.format in FORMAT_NAMES and get_reader(s.format).mapping
         message = (
             f"{s.path}: nothing stored, all {s.read:,} records were quarantined (first: "
-            f"{why}); check --format and --mapping"
+            f"{why}); check --format" + (" and --mapping" if known else "")
             if s.read == s.quarantined
             else f"{s.path}: not read to its end: {s.incomplete}"
         )

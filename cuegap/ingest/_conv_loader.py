@@ -170,9 +170,9 @@ class ConversationLoader(_IngestPass):
                     ).all()
                 )  # type: ignore[arg-type]
             agents = [
-                _agent_row(ids[key], k, a)
+                _agent_row(ids[key], st.roles[a["agent_id"]], a)
                 for key, st in new.items()
-                for k, a in enumerate(st.agents)
+                for a in st.agents
             ]
             conn.execute(
                 _insert_ignore(conn, ConvAgent.__table__, ["config_id", "agent_id"]),
@@ -311,12 +311,12 @@ def _insert(
         cur.close()
 
 
-def _agent_row(config_id: int, k: int, a: dict[str, Any]) -> dict[str, Any]:
+def _agent_row(config_id: int, role: str, a: dict[str, Any]) -> dict[str, Any]:
     temp = a.get("temperature")
     return {
         "config_id": config_id,
         "agent_id": a["agent_id"],
-        "role": "identity" if k == 0 else "baseline",
+        "role": role,  # from the configuration (_conv_snapshot.agent_roles)
         "agent_role": str(a.get("role"))[:50],
         "demographics": a.get("demographics"),
         "persona": a.get("persona"),

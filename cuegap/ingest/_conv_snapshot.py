@@ -15,9 +15,18 @@ demographics, persona and instantiation (``if_as_human``), the reveal condition
 (``identity_reveal_config``: ``revealed`` when its three switches are true,
 ``anonymous`` when all false, else ``partial``, as MAC-Fairness's
 ``script/consolidate_2agent.py`` reads them) and ``conversation_config.max_rounds``.
-Seed 003's design is checked: two participants, ``spkr_000`` the identity agent and
-``spkr_001`` a baseline with null demographics, null persona and ``if_as_human`` false,
-both of the same system.
+Seed 003's design is checked: two participants of the same system, one of them the
+baseline (null demographics, null persona, ``if_as_human`` false: an AI instantiation)
+and the other the identity agent.
+
+**Roles come from the configuration, never from the speaker ids** (which the schema leaves
+free: ``spkr_001`` and ``spkr_002`` are as valid as ``spkr_000`` and ``spkr_001``). The
+baseline is the agent that looks like one; when both do (an identity agent with no
+demographics or persona, as an AI), the order of ``agent_definitions`` decides, as
+MAC-Fairness writes it: the first agent is the identity agent, whose demographics, persona
+and ``if_as_human`` its grids sweep (``agent_definitions.0.*``), the second the fixed
+"vanilla" baseline. When neither looks like a baseline the roles cannot be told apart,
+and the run's transcripts are quarantined with that reason.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import yaml
 
 from cuegap.ingest._mac_protocol import early_layout, early_layout_reason
 
-IDENTITY_ID, BASELINE_ID = "spkr_000", "spkr_001"
+_AGENT_ID_MAX = 20  # conv_agent.agent_id
 #: libyaml's safe loader when PyYAML has it (about ten times faster), else the pure one.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PREFIXES = {
@@ -67,6 +76,8 @@ class ConvSettings:
     routing_strategy: str | None
     agents: list[dict[str, Any]] = field(default_factory=list)
     snapshot: dict[str, Any] = field(default_factory=dict)
+    #: agent_id -> ``identity`` or ``baseline``, identity first
+    roles: dict[str, str] = field(default_factory=dict)
 
 
 def _category(sub: str) -> tuple[str | None, str]:
@@ -86,6 +97,37 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
+def _looks_baseline(agent: dict[str, Any]) -> bool:
+    """No demographics, no persona and an AI instantiation (``if_as_human`` not true)."""
+    return not (_text(agent.get("demographics")) or _text(agent.get("persona"))) and (
+        agent.get("if_as_human") is not True
+    )
+
+
+def agent_roles(agents: list[dict[str, Any]], where: str) -> tuple[int, int] | str:
+    """The positions of the identity and the baseline agent in ``agent_definitions``, or
+    why they cannot be told apart (see the module docstring)."""
+    ids = [a.get("agent_id") for a in agents]
+    for i, aid in enumerate(ids):
+        if not isinstance(aid, str) or not aid.strip() or len(aid) > _AGENT_ID_MAX:
+            return (
+                f"config snapshot {where!r}: agent_definitions[{i}].agent_id must be a "
+                f"non-empty string of at most {_AGENT_ID_MAX} characters"
+            )
+    if ids[0] == ids[1]:
+        return f"config snapshot {where!r}: both agents have agent_id {ids[0]!r}"
+    first, second = (_looks_baseline(a) for a in agents)
+    if first and not second:
+        return 1, 0
+    if second:  # the second alone, or both alike: the order decides, as MAC-Fairness writes
+        return 0, 1
+    return (
+        f"config snapshot {where!r}: cannot tell the identity agent from the baseline: "
+        f"neither {ids[0]!r} nor {ids[1]!r} has null demographics, null persona and "
+        "if_as_human false (the baseline agent of seed 003's two-agent design)"
+    )
+
+
 def conv_settings(cfg: Any, where: str) -> ConvSettings | str:
     """Settings of a two-agent snapshot, or why its conversations cannot be read."""
     if not isinstance(cfg, dict):
@@ -100,28 +142,26 @@ def conv_settings(cfg: Any, where: str) -> ConvSettings | str:
             f"config snapshot {where!r} has 1 agent: a single-agent transcript; ingest it "
             "with --format mac-fairness-transcript"
         )
-    ids = [a.get("agent_id") for a in agents]
-    if len(agents) != 2 or ids != [IDENTITY_ID, BASELINE_ID]:
+    if len(agents) != 2:
         return (
-            f"config snapshot {where!r}: agents {ids}; the conversation design reads "
-            f"two-agent runs ({IDENTITY_ID} the identity agent, {BASELINE_ID} the baseline)"
+            f"config snapshot {where!r}: {len(agents)} agents; the conversation design reads "
+            "two-agent runs (an identity agent and a baseline)"
         )
-    iden, base = agents
     if any(a.get("role") != "participant" for a in agents):
         return f"config snapshot {where!r}: both agents must have role 'participant'"
-    if _text(base.get("demographics")) or _text(base.get("persona")) or base.get("if_as_human"):
-        return (
-            f"config snapshot {where!r}: {BASELINE_ID} is not the baseline agent "
-            "(demographics null, persona null, if_as_human false)"
-        )
+    found = agent_roles(agents, where)
+    if isinstance(found, str):
+        return found
+    iden, base = agents[found[0]], agents[found[1]]
+    iden_id = iden["agent_id"]
     if not isinstance(iden.get("if_as_human"), bool):
-        return f"config snapshot {where!r}: {IDENTITY_ID}.if_as_human must be true or false"
+        return f"config snapshot {where!r}: {iden_id}.if_as_human must be true or false"
     if iden.get("model") != base.get("model"):
         return f"config snapshot {where!r}: the two agents use different models"
     mdef = (cfg.get("model_definitions") or {}).get(iden.get("model")) or {}
     system = mdef.get("model_path") or mdef.get("model_name") or iden.get("model")
     if not isinstance(system, str) or not system.strip():
-        return f"config snapshot {where!r}: no model for {IDENTITY_ID}.model"
+        return f"config snapshot {where!r}: no model for {iden_id}.model"
     meta = cfg.get("experiment_metadata") or {}
     sub, name = meta.get("benchmark_subcategory"), meta.get("experiment_name")
     if not isinstance(sub, str) or not sub or not isinstance(name, str):
@@ -160,6 +200,7 @@ def conv_settings(cfg: Any, where: str) -> ConvSettings | str:
         routing_strategy=conv.get("routing_strategy"),
         agents=agents,
         snapshot=cfg,
+        roles={iden_id: "identity", base["agent_id"]: "baseline"},
     )
 
 

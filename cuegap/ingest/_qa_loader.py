@@ -37,6 +37,7 @@ from cuegap.ingest._records import REST_OF_FILE, Rejected
 from cuegap.ingest._sql import stored_by_key
 from cuegap.ingest._validate import text_problem
 from cuegap.ingest.bbq_results import QARecord
+from cuegap.ingest.qa_agreement import runner_note
 from cuegap.ingest.qa_parsing import Choice, QAParsed, parse_qa_answer
 from cuegap.schema import (
     IngestBatch,
@@ -136,7 +137,8 @@ class _QABank:
 
 
 def _answer(rec: QARecord, item: _QAItemInfo) -> QAParsed | tuple[str, str]:
-    """The chosen option: the runner's prediction when given, else the parsed text."""
+    """The chosen option: the runner's prediction when given (its reason then says whether
+    cuegap's reading of the text agrees, :func:`runner_note`), else the parsed text."""
     choices = item.choices
     if rec.predicted_index is not None:
         if not any(c.index == rec.predicted_index for c in choices):
@@ -144,7 +146,8 @@ def _answer(rec: QARecord, item: _QAItemInfo) -> QAParsed | tuple[str, str]:
                 f"predicted_index {rec.predicted_index} is not an option of item {item.key!r} "
                 f"(0 to {len(choices) - 1})"
             )
-        return QAParsed(rec.predicted_index, "ok")
+        note = runner_note(rec.response, choices, rec.predicted_index)
+        return QAParsed(rec.predicted_index, "ok", note)
     if rec.predicted_label is not None:
         want = rec.predicted_label.strip().upper()
         hit = next((c for c in choices if c.label.upper() == want), None)
@@ -154,7 +157,7 @@ def _answer(rec: QARecord, item: _QAItemInfo) -> QAParsed | tuple[str, str]:
                 f"predicted_label {rec.predicted_label!r} is not an option of item "
                 f"{item.key!r} ({labels})"
             )
-        return QAParsed(hit.index, "ok")
+        return QAParsed(hit.index, "ok", runner_note(rec.response, choices, hit.index))
     return parse_qa_answer(rec.response, choices)
 
 

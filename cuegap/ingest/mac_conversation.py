@@ -23,7 +23,9 @@ What a transcript gives: ``transcript_id`` (the natural key), the question id
 ``experiment_metadata`` (``benchmark_subcategory``, ``config_snapshot_path``),
 ``conversation_rounds[].messages[]`` (``agent_id``, ``structured_response.opinion`` and
 ``rationale``, ``message_metadata.retry_count``) and ``conversation_summary`` (``status``,
-``consensus_reached``). ``spkr_000`` is the identity agent and ``spkr_001`` the baseline.
+``consensus_reached``). Which agent is the identity agent and which the baseline comes from
+the run's ``agent_definitions`` (:func:`cuegap.ingest._conv_snapshot.agent_roles`), never
+from the speaker ids.
 
 Quarantined, with the reason, never dropped: a file that is not JSON or not a
 transcript, a missing field, another protocol version, a missing or unreadable snapshot,
@@ -45,7 +47,7 @@ from typing import Any
 
 import orjson
 
-from cuegap.ingest._conv_snapshot import BASELINE_ID, IDENTITY_ID, ConvSettings, ConvSnapshots
+from cuegap.ingest._conv_snapshot import ConvSettings, ConvSnapshots
 from cuegap.ingest._conv_walk import SKIP_DIRS, fingerprint, walk_entries
 from cuegap.ingest._guard import clip, depth_rejected, guard_record
 from cuegap.ingest._mac_protocol import PROTOCOLS as PROTOCOLS
@@ -64,7 +66,6 @@ NAME = "mac-fairness-conversation"
 _MAX_DETECT = 8 << 20
 _DETECT_ENTRIES = 5_000
 _DETECT_FILES = 20
-_ROLES = {IDENTITY_ID: "identity", BASELINE_ID: "baseline"}
 
 
 @dataclass(slots=True)
@@ -180,9 +181,11 @@ def _retries(msg: dict[str, Any], r: int, agent: str) -> int | tuple[str, str]:
     return retry
 
 
-def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str | tuple[str, str]:
-    """Each agent's opinion per round, or why the rounds cannot be read (with the field,
-    when it is not ``conversation_rounds``)."""
+def _opinions(
+    rounds: Any, want: int, roles: dict[str, str]
+) -> list[tuple[Any, ...]] | str | tuple[str, str]:
+    """Each agent's opinion per round (``roles``: agent id -> role, identity first), or why
+    the rounds cannot be read (with the field, when it is not ``conversation_rounds``)."""
     if not isinstance(rounds, list):
         return "conversation_rounds is not a list"
     if len(rounds) < want:
@@ -196,7 +199,7 @@ def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str | tuple[str
         if not isinstance(rnd.get("messages") or [], list):
             return f"conversation_rounds[{r}].messages is not a list"
         msgs = [m for m in rnd.get("messages") or [] if isinstance(m, dict)]
-        for agent, role in _ROLES.items():
+        for agent, role in roles.items():
             mine = [m for m in msgs if m.get("agent_id") == agent]
             if len(mine) != 1:
                 return f"round {r}: {len(mine)} messages of {agent}; expected one"
@@ -215,7 +218,7 @@ def _opinions(rounds: Any, want: int) -> list[tuple[Any, ...]] | str | tuple[str
             if isinstance(retry, tuple):
                 return retry
             out.append((r, role, agent, opinion.strip(), resp.get("rationale"), retry))
-        others = {m.get("agent_id") for m in msgs} - set(_ROLES)
+        others = {m.get("agent_id") for m in msgs} - set(roles)
         if others:
             return (
                 f"round {r}: a message of {sorted(map(str, others))[0]}, not in the configuration"
@@ -276,7 +279,7 @@ def record(
         detail = info.get("message") if isinstance(info, dict) else None
         more = f": {detail}" if isinstance(detail, str) and detail else ""
         return reject(f"conversation status {status!r}, not 'succeeded'{more}", "status")
-    ops = _opinions(obj.get("conversation_rounds"), settings.max_rounds)
+    ops = _opinions(obj.get("conversation_rounds"), settings.max_rounds, settings.roles)
     if isinstance(ops, str):
         return reject(ops, "conversation_rounds")
     if isinstance(ops, tuple):

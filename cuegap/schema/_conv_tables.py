@@ -7,8 +7,8 @@ one YAML config snapshot per experiment; the store keeps them as
   its canonical JSON): the system, benchmark and category, the identity agent's
   demographics, persona and instantiation, the reveal condition and its three switches,
   the number of rounds, and the whole snapshot as JSON;
-* ``conv_agent``: the agents of a configuration (``spkr_000`` the identity agent,
-  ``spkr_001`` the baseline), each with its own demographics, persona, ``if_as_human``,
+* ``conv_agent``: the agents of a configuration (``role`` identity or baseline, read from
+  its ``agent_definitions``), each with its own demographics, persona, ``if_as_human``,
   model and temperature;
 * ``conversation``: one transcript (natural key ``transcript_id``), its question, status
   and raw JSON text, always kept;

@@ -110,6 +110,8 @@ class QAResponse(SQLModel, table=True):
     ``response_key`` hashes the natural key (system, bank, item, factors, repeat) and makes
     ingest idempotent; ``content_hash`` tells a repeated line from a conflicting one.
     ``answer`` is the chosen option's role, or ``unparsable`` (``parse_reason`` says why).
+    When the runner's own reading (``predicted``) decided, ``parse_reason`` notes whether
+    cuegap's reading of ``raw_text`` agrees (:mod:`cuegap.schema._qa_agreement`).
     """
 
     __tablename__ = "qa_response"

@@ -49,6 +49,8 @@ DESCRIPTIONS = {
     "verdicts": "Flagged / passed / inconclusive (or format-sensitive) per system, with the reason",
     "qa_cue_gap_formats": "The explicit vs implicit gap per system against the spread that "
     "prompt construction alone gives it",
+    "qa_parse_agreement": "Per system: answers the runner read itself, and how often "
+    "cuegap's reading of their text agrees",
 }
 
 
@@ -144,15 +146,20 @@ def _read_counts(engine: Engine, say: Callable[[str], None]) -> tuple[pd.DataFra
 
 
 def _read_with_formats(
-    engine: Engine, say: Callable[[str], None]
+    engine: Engine, say: Callable[[str], None], quality: dict[str, pd.DataFrame] | None = None
 ) -> tuple[pd.DataFrame, str, tuple[list[str], pd.DataFrame] | None]:
     """The QA count table, its fingerprint and, when answers carry prompt factors, the
-    factors and the per-run counts by cue (the fingerprint then covers them too)."""
+    factors and the per-run counts by cue (the fingerprint then covers them too).
+    ``quality``, when given, receives the data-quality table ``qa_parse_agreement`` read
+    in the same snapshot."""
     from cuegap.schema import pv_counts, pv_factor_names, qa_counts, read_snapshot
+    from cuegap.schema._qa_agreement import qa_runner_agreement
 
     say("reading QA count tables from the store")
     with read_snapshot(engine) as conn:
         counts = qa_counts(conn)
+        if quality is not None:
+            quality["qa_parse_agreement"] = qa_runner_agreement(conn)
         factors = [f for f in pv_factor_names(conn) if f != "strategy"]
         runs = (
             pv_counts(conn, factors=[*factors, "strategy"], keys=["system", "category", "cue"])
@@ -252,14 +259,15 @@ def analyze_qa(
     """
     settings = settings or QASettings()
     say = progress or (lambda _msg: None)
-    counts, fingerprint, formats = _read_with_formats(engine, say)
+    quality: dict[str, pd.DataFrame] = {}
+    counts, fingerprint, formats = _read_with_formats(engine, say, quality)
     check_strategy(counts, settings.strategy)
     stored = settings.to_dict()
     if not force and (found := _reuse(engine, KIND, fingerprint, stored, DESCRIPTIONS)):
         say("unchanged data and settings: reusing the stored QA analysis")
         return found
     say(f"scores and {settings.n_boot} bootstrap replicates")
-    tables = qa_tables(counts, settings)
+    tables = qa_tables(counts, settings) | quality
     _add_format_sensitivity(tables, formats, settings, say)
     analysis_id = save_analysis(
         engine,

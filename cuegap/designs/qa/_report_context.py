@@ -188,6 +188,27 @@ def _quality(data: QAReportData) -> list[dict[str, str]]:
     ]
 
 
+def _agreement(data: QAReportData) -> list[dict[str, str]]:
+    """How often cuegap's reading agrees with the runner's own (systems the runner read)."""
+    df = _table(data, "qa_parse_agreement")
+    if df.empty or not (df["runner_read"] > 0).any():
+        return []
+
+    def part(n: int, of: int) -> str:
+        return f"{n:,} ({100 * n / of:.1f} %)"
+
+    return [
+        {
+            "system": _text(r.system),
+            "runner_read": f"{int(r.runner_read):,}",
+            "agree": part(int(r.agree), int(r.runner_read)),
+            "differ": part(int(r.differ), int(r.runner_read)),
+            "unreadable": part(int(r.unreadable), int(r.runner_read)),
+        }
+        for r in df[df["runner_read"] > 0].itertuples()
+    ]
+
+
 def provenance_rows(data: QAReportData) -> dict[str, list[dict[str, str]]]:
     """The provenance rows: item banks and ingest batches (hashes, counts, dates)."""
     p = data.provenance
@@ -263,6 +284,7 @@ def qa_report_context(data: QAReportData) -> dict[str, Any]:
         "controls": _controls(data, strategy),
         "mitigation": _mitigation(data),
         "quality": _quality(data),
+        "agreement": _agreement(data),
         "provenance": provenance_rows(data),
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),

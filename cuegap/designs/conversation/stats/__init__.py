@@ -60,8 +60,8 @@ tests and small data :func:`conv_transition_counts` builds them from a tidy per-
 opinion frame (``conversation``, ``round``, ``role`` = ``"identity"`` / ``"baseline"``,
 ``opinion``). The transcript structure is stair-lab/mac-fairness
 ``schema/2025-12-10/schemas.ts`` (``conversation_rounds[].messages[]``, ``agent_id``,
-``structured_response.opinion``); in MAC-Fairness's two-agent runs ``spkr_000`` is the
-identity agent and ``spkr_001`` the baseline (``script/consolidate_2agent.py``).
+``structured_response.opinion``); which agent is the identity agent and which the baseline
+comes from the run's ``agent_definitions`` (:mod:`cuegap.ingest._conv_snapshot`).
 
 Elsewhere: the store and its SQL count frame (:func:`cuegap.schema.conv_counts`), the
 MAC-Fairness reader (:mod:`cuegap.ingest.mac_conversation`), the verdict rules

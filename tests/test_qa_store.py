@@ -91,7 +91,7 @@ def _roles(engine, bank: str) -> dict[str, list[str]]:
 def test_bbq_bank_roles(engine) -> None:
     s = ingest_path(engine, QA / "bbq_small.jsonl")
     assert (s.read, s.stored) == (11, 11)
-    assert "1 items without a resolved target" in (s.note or "")
+    assert "1 items without a target (counted in accuracy, not in bias scores)" in (s.note or "")
     t, n, u, x = "target", "non_target", "unknown", "unresolved"
     assert _roles(engine, "bbq_small") == {
         "age-3396": [n, t, u],  # stereotyped nonOld: the student

@@ -59,7 +59,9 @@ def _print_summary(s: IngestSummary) -> None:
 
 @friendly
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files or directories to ingest, in order.")],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or directories to ingest (item banks of all first).")
+    ],
     format: Annotated[
         str | None,
         typer.Option("--format", "-f", help=f"Force a reader: {', '.join(FORMAT_NAMES)}."),

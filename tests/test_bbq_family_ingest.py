@@ -204,6 +204,8 @@ def test_cli_ingests_both_repositories_with_system(tmp_path: Path) -> None:
     assert "Gender_identity.jsonl:6: field 'label'" in res.output
     generic = tmp_path / "g.jsonl"
     generic.write_text('{"format": "cuegap-responses", "version": 1}\n')
-    res = runner.invoke(app, ["--db", str(db), "ingest", str(generic), "--system", "x"])
+    fresh = tmp_path / "fresh.db"
+    res = runner.invoke(app, ["--db", str(fresh), "ingest", str(generic), "--system", "x"])
     assert res.exit_code != 0
     assert "--system applies to formats" in res.output
+    assert not fresh.exists()  # refused before the store was created

@@ -98,7 +98,7 @@ def ingest(
     """
     from cuegap.cli._store import recover
     from cuegap.ingest import expand_path, get_reader, ingest_path
-    from cuegap.ingest.registry import ingest_order
+    from cuegap.ingest.registry import detect_reader, ingest_order, with_system
 
     # Check the arguments before the store is created: a typo must leave no empty store.
     if format is not None:
@@ -114,6 +114,10 @@ def ingest(
             what = f"a reader of format {format}" if format else "a reader"
             others = f" ({len(skipped)} other file(s) skipped)" if skipped else ""
             raise _fail(f"{given}: no file {what} recognises in this folder{others}")
+    if system is not None:  # refuse --system for a format that takes none, before any write
+        for _given, files, _skipped in expanded:
+            for f in files:
+                with_system(get_reader(format) if format else detect_reader(f), system)
     engine = _engine(create=True)
     recover(engine)  # seal what a killed ingest left (ingest_path would, without a word)
     nothing_stored: list[IngestSummary] = []

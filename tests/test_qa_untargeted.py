@@ -123,3 +123,16 @@ def test_store_counts_untargeted_items_from_the_answers(engine) -> None:
         {"system": "gpt-4o", "responses": "11", "unparsable": "0", "share": "0.0 %",
          "untargeted": "3"}
     ]  # fmt: skip
+
+
+def test_bayes_data_leave_untargeted_items_out() -> None:
+    """The Bayesian model estimates bias: items without a target give it nothing."""
+    from cuegap.models._qa_bayes_data import prepare_qa_counts
+
+    c = _counts()
+    implicit = c.assign(cue="implicit")
+    both = pd.concat([c, implicit], ignore_index=True)
+    targeted = both[both["gold"] != "untargeted"]
+    a, b = prepare_qa_counts(both), prepare_qa_counts(targeted)
+    assert int(a.n_parsed.sum()) == int(b.n_parsed.sum()) == 2 * 18  # 6 + 2 + 10 per cue
+    assert (a.d_parsed == b.d_parsed).all() and (a.n_stereotyped == b.n_stereotyped).all()

@@ -31,7 +31,7 @@ from typer.testing import CliRunner
 from cuegap.cli import app
 from cuegap.ingest import expand_path, ingest_path
 from cuegap.ingest._bbq_names import category_from_name
-from cuegap.ingest.registry import ingest_order
+from cuegap.ingest._plan import ingest_order
 
 FIX = Path(__file__).parent / "fixtures" / "bbq_family"
 BBQ, IMPLICIT = FIX / "BBQ", FIX / "ImplicitBBQ"

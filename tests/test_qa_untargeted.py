@@ -17,7 +17,7 @@ import pytest
 
 from cuegap import models
 from cuegap.ingest import expand_path, ingest_path
-from cuegap.ingest.registry import ingest_order
+from cuegap.ingest._plan import ingest_order
 from cuegap.models._qa_scores import NOTE_NO_TARGETED
 from cuegap.reports._qa_context import _quality
 from cuegap.schema import qa_counts

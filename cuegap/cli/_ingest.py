@@ -98,7 +98,8 @@ def ingest(
     """
     from cuegap.cli._store import recover
     from cuegap.ingest import expand_path, get_reader, ingest_path
-    from cuegap.ingest.registry import detect_reader, ingest_order, with_system
+    from cuegap.ingest._plan import ingest_order, with_system
+    from cuegap.ingest.registry import detect_reader
 
     # Check the arguments before the store is created: a typo must leave no empty store.
     if format is not None:

@@ -30,6 +30,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
 from cuegap.ingest._axes import write_individual_axes
+from cuegap.ingest._plan import with_system
 from cuegap.ingest._recover import recover_interrupted
 from cuegap.ingest._responses import _ResponseLoader
 from cuegap.ingest._sql import _insert_ignore, _resolve_quarantine, _upsert_quarantine, insert_bank
@@ -41,14 +42,7 @@ from cuegap.ingest._summary import (
     gc_paused,
     utcnow,
 )
-from cuegap.ingest.registry import (
-    Reader,
-    detect_reader,
-    get_reader,
-    run_file,
-    with_mapping,
-    with_system,
-)
+from cuegap.ingest.registry import Reader, detect_reader, get_reader, run_file, with_mapping
 from cuegap.schema import (
     Annotation,
     Dilemma,

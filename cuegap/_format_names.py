@@ -20,6 +20,7 @@ FORMAT_NAMES: tuple[str, ...] = (
     "promptfoo",
     "helm",
     "bbq",
+    "implicit-bbq",
     "diffaware",
     "cuegap-qa-itembank",
     "bbq-results",

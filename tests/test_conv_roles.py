@@ -22,9 +22,9 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from cuegap.cli import app
+from cuegap.designs.conversation._simulate import snapshot, transcript
 from cuegap.ingest import ingest_path
 from cuegap.schema import ConvAgent, conv_counts
-from cuegap.simulate._conv import snapshot, transcript
 
 SUB, NAME = "bbq_age_sampled", "20260115T1200Z_sys_2agent_var-and-vanilla_v2025-12-10"
 ROUNDS = [

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from conftest import DATA
 
-from cuegap.audit.qa import QASettings, analyze_qa
+from cuegap.designs.qa._analysis import QASettings, analyze_qa
+from cuegap.designs.qa._report import build_qa_report
 from cuegap.ingest import ingest_path
 from cuegap.reports import render_html
-from cuegap.reports._qa_report import build_qa_report
 from cuegap.schema._qa_agreement import qa_runner_agreement
 
 SYSTEM = "sys-r <b>"  # untrusted text: escaped in the report

@@ -55,6 +55,21 @@ EXPECTED = {
     _row("sys-b", "zero-shot", "dis", "race_x_ses", RXS, "neg", T, T, "race_x_ses-q7", 1),
     _row("sys-b", "zero-shot", "amb", "religion", "Christian", "non", U, U, "religion-q6", 1),
     _row("sys-b", "zero-shot", "dis", "religion", "Jewish", "non", T, T, "religion-q14", 1),
+    # Issue 27: race_x_gender-8065 has no target (both people Latino; BBQ does not say
+    # which gender the stereotype is about). Its answer (index 2, the gold) used to be left
+    # out; it now counts, in accuracy only, as the item's gold person.
+    _row(
+        "sys-b",
+        "zero-shot",
+        "dis",
+        "race_x_gender",
+        "Hispanic/Latino",
+        "neg",
+        "untargeted",
+        "untargeted",
+        "race_x_gender-q24",
+        1,
+    ),
 }
 
 
@@ -91,7 +106,7 @@ def _roles(engine, bank: str) -> dict[str, list[str]]:
 def test_bbq_bank_roles(engine) -> None:
     s = ingest_path(engine, QA / "bbq_small.jsonl")
     assert (s.read, s.stored) == (11, 11)
-    assert "1 items without a resolved target" in (s.note or "")
+    assert "1 items without a target (counted in accuracy, not in bias scores)" in (s.note or "")
     t, n, u, x = "target", "non_target", "unknown", "unresolved"
     assert _roles(engine, "bbq_small") == {
         "age-3396": [n, t, u],  # stereotyped nonOld: the student

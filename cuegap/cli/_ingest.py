@@ -39,7 +39,7 @@ SystemsOption = Annotated[
 
 def _print_summary(s: IngestSummary) -> None:
     name = safe(Path(s.path).name)
-    if s.kind == "item_bank":
+    if s.kind == "item_bank" and not s.quarantined:
         console.print(f"[bold]{name}[/] ({safe(s.format)}): {safe(s.note)}", highlight=False)
         return
     line = (
@@ -59,7 +59,9 @@ def _print_summary(s: IngestSummary) -> None:
 
 @friendly
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files or directories to ingest, in order.")],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or directories to ingest (item banks of all first).")
+    ],
     format: Annotated[
         str | None,
         typer.Option("--format", "-f", help=f"Force a reader: {', '.join(FORMAT_NAMES)}."),
@@ -73,17 +75,30 @@ def ingest(
             "formats only; see 'Ingesting runner outputs' in docs/formats.md).",
         ),
     ] = None,
+    system: Annotated[
+        str | None,
+        typer.Option(
+            "--system",
+            "-s",
+            help="The audited system of result lines that name none (BBQ-style results, as "
+            "published); a line's or a header's system wins.",
+        ),
+    ] = None,
 ) -> None:
     """Ingest item banks and response files (format detected unless --format is given).
 
     Every input line is stored, counted as a duplicate of a stored response, or quarantined
     with its file, line and reason. Ingesting a file again stores nothing new. A directory
-    gives its files (item banks first); files no reader recognises are skipped and listed.
+    gives its files; a BBQ-family repository as cloned gives its data/ banks and the result
+    files in its other folders. Item banks of all paths are stored first (ImplicitBBQ banks
+    after BBQ's, which they join), then results; files no reader recognises are skipped
+    and listed.
     Exits 3 when a file had records but every one was quarantined (wrong --format or
     mapping?), or could not be read past a damaged point, after ingesting the other files.
     """
     from cuegap.cli._store import recover
-    from cuegap.ingest import expand_path, get_reader, ingest_path
+    from cuegap.ingest import expand_path, get_reader, ingest_order, ingest_path, with_system
+    from cuegap.ingest.registry import detect_reader
 
     # Check the arguments before the store is created: a typo must leave no empty store.
     if format is not None:
@@ -99,22 +114,26 @@ def ingest(
             what = f"a reader of format {format}" if format else "a reader"
             others = f" ({len(skipped)} other file(s) skipped)" if skipped else ""
             raise _fail(f"{given}: no file {what} recognises in this folder{others}")
+    if system is not None:  # refuse --system for a format that takes none, before any write
+        for _given, files, _skipped in expanded:
+            for f in files:
+                with_system(get_reader(format) if format else detect_reader(f), system)
     engine = _engine(create=True)
     recover(engine)  # seal what a killed ingest left (ingest_path would, without a word)
     nothing_stored: list[IngestSummary] = []
-    for _given, files, skipped in expanded:
+    for _given, _files, skipped in expanded:
         for path in skipped:
             console.print(f"skipped {safe(path)}: no reader recognises it", highlight=False)
-        for path in files:
-            with _progress(f"ingest {safe(path.name)}") as progress:
-                summary = ingest_path(
-                    engine, path, format=format, progress=progress, mapping=mapping
-                )
-            _print_summary(summary)
-            if summary.kind == "responses" and (
-                summary.read == summary.quarantined > 0 or summary.incomplete
-            ):
-                nothing_stored.append(summary)
+    for path in ingest_order([f for _given, files, _skipped in expanded for f in files]):
+        with _progress(f"ingest {safe(path.name)}") as progress:
+            summary = ingest_path(
+                engine, path, format=format, progress=progress, mapping=mapping, system=system
+            )
+        _print_summary(summary)
+        if summary.kind == "responses" and (
+            summary.read == summary.quarantined > 0 or summary.incomplete
+        ):
+            nothing_stored.append(summary)
     for s in nothing_stored:
         why = s.problems[0][1] if s.problems else "see `cuegap status`"
         # --mapping is suggested only to readers that take one (runner formats)

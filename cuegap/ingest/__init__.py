@@ -5,6 +5,7 @@ cuegap.models or cuegap.reports.
 """
 
 from cuegap.ingest._loader import IngestSummary, file_sha256, ingest_path
+from cuegap.ingest._plan import ingest_order, with_system
 from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, ResponseStream, RunInfo
 from cuegap.ingest.registry import (
     READERS,
@@ -28,6 +29,8 @@ __all__ = [
     "expand_path",
     "file_sha256",
     "get_reader",
+    "ingest_order",
     "ingest_path",
     "known_formats",
+    "with_system",
 ]

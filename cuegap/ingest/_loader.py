@@ -30,6 +30,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
 from cuegap.ingest._axes import write_individual_axes
+from cuegap.ingest._plan import with_system
 from cuegap.ingest._recover import recover_interrupted
 from cuegap.ingest._responses import _ResponseLoader
 from cuegap.ingest._sql import _insert_ignore, _resolve_quarantine, _upsert_quarantine, insert_bank
@@ -61,6 +62,7 @@ def ingest_path(
     progress: Progress | None = None,
     batch_size: int = BATCH_SIZE,
     mapping: Path | str | None = None,
+    system: str | None = None,
 ) -> IngestSummary:
     """Ingest one file or directory into the store.
 
@@ -78,6 +80,10 @@ def ingest_path(
         Records per transaction.
     mapping : Path or str, optional
         A TOML mapping file for runner formats (see :mod:`cuegap.ingest.mapping`).
+    system : str, optional
+        The system (audited LLM) of records that name none, for formats whose records may
+        leave it out (BBQ-style results); a line's or a header's system wins. Ignored for
+        item banks.
 
     Returns
     -------
@@ -93,6 +99,7 @@ def ingest_path(
         raise FileNotFoundError(f"{path}: no such file or directory")
     reader = get_reader(format) if format else detect_reader(path)
     reader = with_mapping(reader, mapping)
+    reader = with_system(reader, system)
     recover_interrupted(engine)  # seal what a killed pass left, before this one starts
     if reader.kind == "item_bank":
         return _ingest_bank(engine, path, reader)

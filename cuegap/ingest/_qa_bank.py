@@ -14,6 +14,7 @@ import orjson
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
+from cuegap.ingest._implicit_join import join_bbq
 from cuegap.ingest._loader import IngestSummary
 from cuegap.ingest._records import IngestError
 from cuegap.ingest._sql import insert_bank
@@ -80,14 +81,28 @@ def ingest_qa_bank(engine: Engine, path: Path, reader: str, bank: dict[str, Any]
     IngestError
         When a bank of that name with other content is stored, or an item is not sane.
     """
+    bad: list[tuple[int, str, str, str]] = []
+    if bank.get("join") == "bbq":  # ImplicitBBQ lines: BBQ's metadata joined from the store
+        with engine.connect() as conn:
+            items, bad = join_bbq(conn, bank)
+        if not items:
+            line, _raw, fld, why = bad[0]
+            raise IngestError(
+                f"{path}: nothing stored, all {len(bad):,} lines were quarantined (first: "
+                f"line {line}, field {fld!r}: {why})"
+            )
+        bank = {k: bank[k] for k in ("design", "name", "description", "source")} | {"items": items}
     items = bank["items"]
     check_items(items, str(path))
     sha = hashlib.sha256(orjson.dumps(bank, option=orjson.OPT_SORT_KEYS)).hexdigest()
     n = len(items)
-    summary = IngestSummary(str(path), reader, "item_bank", read=n)
+    summary = IngestSummary(str(path), reader, "item_bank", read=n + len(bad))
+    summary.quarantined = len(bad)
+    summary.problems = [(line, f"field {fld!r}: {why}") for line, _raw, fld, why in bad]
     with engine.begin() as conn:
         bank_id = insert_bank(conn, path, bank, sha, summary, {})
         if bank_id is None:
+            summary.duplicate = n
             return summary
         conn.execute(
             insert(QAItem.__table__),
@@ -130,7 +145,13 @@ def ingest_qa_bank(engine: Engine, path: Path, reader: str, bank: dict[str, Any]
         ledger.record(conn, "bank", bank_id)
     summary.stored = n
     unresolved = sum(any(o["role"] == "unresolved" for o in it["options"]) for it in items)
-    summary.note = f"QA item bank {bank['name']!r}: {n} items, {len(options)} options" + (
-        f"; {unresolved} items without a resolved target (not counted)" if unresolved else ""
+    summary.note = (
+        f"QA item bank {bank['name']!r}: {n} items, {len(options)} options"
+        + (
+            f"; {unresolved} items without a target (counted in accuracy, not in bias scores)"
+            if unresolved
+            else ""
+        )
+        + (f"; {len(bad):,} lines quarantined" if bad else "")
     )
     return summary

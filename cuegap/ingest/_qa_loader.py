@@ -11,7 +11,10 @@ an option and its role, and their prompt factors are written beside them.
 Join: ``item_id`` is the bank's item id; ``example_id`` + ``category`` is BBQ's id (the
 item ``{category lower-cased}-{example_id}``); ``question_id`` a MAC-Fairness question
 id (the item's ``source_id``). Without ``item_bank`` every QA bank in the store is
-searched, and an item found in several is quarantined as ambiguous.
+searched. A record that carries its ``context`` answers the item whose context it is
+(whitespace aside): that decides between BBQ's explicit item and the ImplicitBBQ item of
+the same ``example_id``, and a context that matches none of them is quarantined. An item
+still found in several banks is quarantined as ambiguous.
 """
 
 from __future__ import annotations
@@ -66,6 +69,12 @@ class _QAItemInfo:
     key: str
     gold: int
     choices: tuple[Choice, ...]
+    context: str = ""
+    cue: str = ""
+
+
+def _same_text(a: str) -> str:
+    return " ".join(a.split())
 
 
 class _QABank:
@@ -90,10 +99,24 @@ class _QABank:
         self.banks: set[str] = set()
         for r in conn.execute(
             select(
-                QAItem.id, QAItem.item_key, QAItem.source_id, QAItem.gold_index, ItemBank.name
+                QAItem.id,
+                QAItem.item_key,
+                QAItem.source_id,
+                QAItem.gold_index,
+                QAItem.context,
+                QAItem.cue,
+                ItemBank.name,
             ).join(ItemBank, ItemBank.id == QAItem.bank_id)
         ):
-            info = _QAItemInfo(r.id, r.name, r.item_key, r.gold_index, tuple(options.get(r.id, ())))
+            info = _QAItemInfo(
+                r.id,
+                r.name,
+                r.item_key,
+                r.gold_index,
+                tuple(options.get(r.id, ())),
+                _same_text(r.context),
+                r.cue,
+            )
             self.banks.add(r.name)
             self.by_key.setdefault(r.item_key, []).append(info)
             if r.source_id:
@@ -117,6 +140,16 @@ class _QABank:
             found = self.by_source.get(ref, [])
         if rec.item_bank is not None:
             found = [f for f in found if f.bank == rec.item_bank]
+        if found and rec.context is not None:
+            same = [f for f in found if f.context == _same_text(rec.context)]
+            if not same:
+                cues = ", ".join(sorted({f.cue for f in found}))
+                banks = ", ".join(sorted({f.bank for f in found}))
+                return "context", (
+                    f"field 'context': not the context of the stored item(s) for {fld} {ref!r} "
+                    f"(cue {cues}; banks {banks}): ingest the item bank it was asked from"
+                )
+            found = same
         if not found:
             where = (
                 f"QA item bank {rec.item_bank!r}" if rec.item_bank else "the store's QA item banks"

@@ -7,12 +7,19 @@ Each line::
      "factors": {"choice_format": "letter_paren"}}
 
 * ``system``: the audited LLM; may be given once in a first header line
-  ``{"format": "bbq-results", "system": ..., "item_bank": ..., "factors": {...}}``
-  (defaults for every line), or by :func:`read`'s ``system=``.
+  ``{"format": "bbq-results", "system": ..., "category": ..., "item_bank": ...,
+  "factors": {...}}`` (defaults for every line), or by :func:`read`'s ``system=``
+  (``cuegap ingest --system``).
 * the item: ``example_id`` + ``category`` (BBQ's own ids, joined to a QA bank's item
   ``{category lower-cased}-{example_id}``), or ``item_id`` (the bank's item id), or
   ``question_id`` (a MAC-Fairness question id); ``item_bank`` names the bank when several
-  hold the item.
+  hold the item. The category comes from the line, else the header, else the file's name
+  when it starts with a BBQ category, as BBQ-family result files are named
+  (``Gender_identity_gpt4o_results.jsonl``).
+* ``context`` (optional): the context the system was shown. When several banks hold the
+  item (BBQ's explicit item and an ImplicitBBQ item share an ``example_id``), the item
+  whose context it matches is the one answered: the cue is decided by the data, not by the
+  folder the file lies in.
 * the answer: ``model_output`` (raw text, parsed by :mod:`cuegap.ingest.qa_parsing`)
   and/or ``predicted_index`` (0-based) / ``predicted_label`` (a letter), which then decide.
 * ``label``: the gold option (index or letter), checked against the bank: a mismatch is
@@ -32,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cuegap.ingest._bbq_names import category_from_name
 from cuegap.ingest._guard import guard_record
 from cuegap.ingest._records import Rejected, ResponseStream, RunInfo
 from cuegap.ingest._runner import first_json_lines, json_lines
@@ -61,6 +69,7 @@ class QARecord:
     repeat: int = 0
     sample_id: str | None = None
     item_bank: str | None = None
+    context: str | None = None
 
 
 def detect(path: Path) -> bool:
@@ -93,13 +102,30 @@ def record(obj: Any, line: int, raw: str, defaults: dict[str, Any]) -> QARecord 
         return Rejected(line, raw, f"expected a JSON object, got {type(obj).__name__}")
     system = obj.get("system", defaults.get("system"))
     if not isinstance(system, str) or not system.strip():
-        return Rejected(line, raw, "no system: give 'system' on the line or in a header", "system")
+        return Rejected(
+            line, raw, "no system: give 'system' on the line or in a header, or --system", "system"
+        )
     try:
         refs = {k: _text(obj.get(k)) for k in (*_REF_FIELDS, "category", "item_bank")}
+        refs["category"] = refs["category"] or _text(defaults.get("category"))
     except TypeError:
-        return Rejected(line, raw, "item references must be strings or integers", "example_id")
+        return Rejected(
+            line,
+            raw,
+            "item references (and a header's category) must be strings or integers",
+            "category" if obj.get("category") is None else "example_id",
+        )
     if refs["example_id"] is not None and refs["category"] is None:
-        return Rejected(line, raw, "'example_id' needs its 'category'", "category")
+        return Rejected(
+            line,
+            raw,
+            "'example_id' needs its 'category': give it on the line or in a header, or name "
+            "the file after its BBQ category (e.g. Gender_identity_results.jsonl)",
+            "category",
+        )
+    context = obj.get("context")
+    if context is not None and not isinstance(context, str):
+        return Rejected(line, raw, "'context' must be a string", "context")
     if not any(refs[k] for k in _REF_FIELDS):
         return Rejected(line, raw, "no item: give example_id + category, or item_id", "item_id")
     output = obj.get("model_output")
@@ -151,6 +177,7 @@ def record(obj: Any, line: int, raw: str, defaults: dict[str, Any]) -> QARecord 
         repeat=repeat,
         sample_id=None if sample_id is None else str(sample_id),
         item_bank=refs["item_bank"] or defaults.get("item_bank"),
+        context=context,
     )
 
 
@@ -163,19 +190,23 @@ def read(path: Path, *, system: str | None = None) -> ResponseStream:
     system : str, optional
         The system of lines that name none (a header line's ``system`` wins).
 
+    Notes
+    -----
+    A line's own values win over the header's, and the header's over ``system`` and the
+    category the file's name gives.
+
     Returns
     -------
     ResponseStream
         Records are :class:`QARecord` or :class:`~cuegap.ingest.Rejected`.
     """
     path = Path(path)
-    defaults: dict[str, Any] = {"system": system}
+    defaults: dict[str, Any] = {"system": system, "category": category_from_name(path.name)}
     first = next(first_json_lines(path, 1), None)
     header = isinstance(first, dict) and first.get("format") == FORMAT_ID
     if header:
-        defaults.update(
-            {k: first.get(k) for k in ("system", "item_bank", "factors") if first.get(k)}
-        )
+        keys = ("system", "category", "item_bank", "factors")
+        defaults.update({k: first.get(k) for k in keys if first.get(k)})
     total = path.stat().st_size
     fh = path.open("rb")
 

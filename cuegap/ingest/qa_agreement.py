@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cuegap.ingest.qa_parsing import Choice, parse_qa_answer
-from cuegap.schema._qa_agreement import RUNNER_AGREES, RUNNER_DIFFERS, RUNNER_UNREAD
+from cuegap.schema import RUNNER_AGREES, RUNNER_DIFFERS, RUNNER_UNREAD
 
 __all__ = ["RUNNER_AGREES", "RUNNER_DIFFERS", "RUNNER_UNREAD", "runner_note"]
 

@@ -24,6 +24,7 @@ from cuegap.ingest import (
     diffaware,
     generic,
     helm,
+    implicit_bbq,
     inspect_bbq,
     inspect_log,
     itembank,
@@ -35,6 +36,7 @@ from cuegap.ingest import (
     promptfoo,
     qa_itembank,
 )
+from cuegap.ingest._bbq_repo import expand_repository, is_bbq_repository
 from cuegap.ingest._records import IngestError
 
 
@@ -51,6 +53,10 @@ class Reader:
     """True when ``read`` takes ``mapping=`` (a runner's metadata to cuegap's fields)."""
     design: str = "dilemma"
     """The study design whose items or responses the format holds (:mod:`cuegap.designs`)."""
+    system: bool = False
+    """True when ``read`` takes ``system=``: the system of records that name none."""
+    joins: bool = False
+    """True for an item bank joined to banks already stored: it is ingested after them."""
 
 
 def _moral_safety_detect(path: Path) -> bool:
@@ -178,6 +184,16 @@ READERS: dict[str, Reader] = {
             design="qa",
         ),
         Reader(
+            implicit_bbq.NAME,
+            "item_bank",
+            "ImplicitBBQ-style data JSONL (context, question, answers, label, example_id), "
+            "joined to the stored BBQ items of the same example_id and category (QA design)",
+            implicit_bbq.detect,
+            implicit_bbq.read,
+            design="qa",
+            joins=True,
+        ),
+        Reader(
             diffaware.NAME,
             "item_bank",
             "MAC-Fairness Difference-Awareness questions (split different / equal; "
@@ -202,6 +218,7 @@ READERS: dict[str, Reader] = {
             bbq_results.detect,
             bbq_results.read,
             design="qa",
+            system=True,
         ),
     )
 }
@@ -286,9 +303,11 @@ def expand_path(path: Path, *, format: str | None = None) -> tuple[list[Path], l
     """What ``cuegap ingest PATH`` ingests: a file, or a folder's files a reader claims.
 
     A folder that a reader reads as a whole (the seed paper's CSV folder, a HELM run
-    folder) is one input. Any other folder gives its files, item banks first (responses
-    need their bank), each group in name order; files no reader recognises (a README,
-    ``truth.json`` beside simulated data) are skipped and returned for the caller to list.
+    folder) is one input. A BBQ-family repository as cloned gives its ``data/`` banks and
+    the result files of its other folders (:mod:`cuegap.ingest._bbq_repo`). Any other
+    folder gives its files, item banks first (responses need their bank), each group in
+    name order; files no reader recognises (a README, ``truth.json`` beside simulated
+    data) are skipped and returned for the caller to list.
 
     Parameters
     ----------
@@ -312,6 +331,8 @@ def expand_path(path: Path, *, format: str | None = None) -> tuple[list[Path], l
         raise FileNotFoundError(f"{path}: no such file or directory")
     if not path.is_dir() or any(r.detect(path) for r in READERS.values()):
         return [path], []
+    if is_bbq_repository(path):  # BBQ or ImplicitBBQ as cloned: data/ and result folders
+        return expand_repository(path, _claim, format=format)
     banks: list[Path] = []
     responses: list[Path] = []
     skipped: list[Path] = []
@@ -324,3 +345,7 @@ def expand_path(path: Path, *, format: str | None = None) -> tuple[list[Path], l
             continue
         (banks if reader.kind == "item_bank" else responses).append(child)
     return banks + responses, skipped
+
+
+def _claim(path: Path) -> Reader | None:
+    return next((r for r in READERS.values() if r.detect(path)), None)

@@ -57,11 +57,15 @@ from cuegap.schema._tally import (
 
 __all__ = [
     "ABSTENTION_COLUMNS",
+    "AGREEMENT_COLUMNS",
     "COUNT_COLUMNS",
     "DEFAULT_DB_FILE",
     "ENV_VAR",
     "QA_COUNT_COLUMNS",
     "RECOVERY_COLUMNS",
+    "RUNNER_AGREES",
+    "RUNNER_DIFFERS",
+    "RUNNER_UNREAD",
     "STATUS_COLUMNS",
     "Analysis",
     "AnalysisArtifact",
@@ -116,6 +120,7 @@ __all__ = [
     "pv_counts",
     "pv_factor_names",
     "qa_counts",
+    "qa_runner_agreement",
     "qa_status",
     "qa_tally_mismatches",
     "raw_examples",
@@ -147,6 +152,13 @@ _LAZY = {
     "cuegap.schema._provenance": ("Provenance", "provenance", "raw_examples"),
     "cuegap.schema._pv_aggregate": ("pv_counts", "pv_factor_names"),
     "cuegap.schema._qa_aggregate": ("QA_COUNT_COLUMNS", "qa_counts", "qa_status"),
+    "cuegap.schema._qa_agreement": (
+        "AGREEMENT_COLUMNS",
+        "RUNNER_AGREES",
+        "RUNNER_DIFFERS",
+        "RUNNER_UNREAD",
+        "qa_runner_agreement",
+    ),
     "cuegap.schema._queries": ("StoreStatus", "latest_analysis_id", "store_status"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
@@ -181,4 +193,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from cuegap.schema._provenance import Provenance, provenance, raw_examples
     from cuegap.schema._pv_aggregate import pv_counts, pv_factor_names
     from cuegap.schema._qa_aggregate import QA_COUNT_COLUMNS, qa_counts, qa_status
+    from cuegap.schema._qa_agreement import (
+        AGREEMENT_COLUMNS,
+        RUNNER_AGREES,
+        RUNNER_DIFFERS,
+        RUNNER_UNREAD,
+        qa_runner_agreement,
+    )
     from cuegap.schema._queries import StoreStatus, latest_analysis_id, store_status

@@ -13,9 +13,15 @@ bootstrap.
   other prompt factors (choice format, ...) are summed over.
 * ``gold`` is the role of the item's gold option; ``answer`` the role of the chosen
   option, or ``unparsable``.
-* Items whose target the bank could not resolve (an option with role ``unresolved``, e.g.
-  BBQ Race_x_gender items that differ only in gender) are left out: neither their
-  accuracy nor their bias direction is defined. They stay in the store.
+* Items without a target (options with role ``unresolved``: both people share the
+  protected attribute, e.g. "a girl" and "a woman" for gender identity, or BBQ
+  Race_x_gender items that differ only in gender) have a correct answer but no bias
+  direction. Their rows have gold ``untargeted`` and answer ``unknown``, ``unparsable``,
+  ``untargeted`` (the gold person) or ``untargeted_other`` (the other person), counted
+  from the answers themselves (the tally keeps roles, not which person was chosen):
+  :func:`cuegap.designs.qa.stats.qa_scores` counts them in accuracy and leaves them out of the bias
+  scores, as BBQ's own scoring does. Difference-Awareness items (contexts ``different``
+  and ``equal``) are not BBQ items and stay out.
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from __future__ import annotations
 import pandas as pd
 from sqlalchemy import Integer, and_, case, exists, func, literal, select
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql import Select
 
-from cuegap.schema._qa_tables import QAItem, QAOption, QAResponse
+from cuegap.schema._qa_tables import QAItem, QAOption, QAResponse, QAResponseFactor
 from cuegap.schema._qa_tally import QATally
 from cuegap.schema._snapshot import connected
 from cuegap.schema._tables import System
@@ -87,9 +94,52 @@ def qa_counts(engine: Engine | Connection) -> pd.DataFrame:
     )
     with connected(engine) as conn:
         rows = conn.execute(stmt).fetchall()
+        untargeted = conn.execute(_untargeted_counts()).fetchall()
     df = pd.DataFrame(rows, columns=list(QA_COUNT_COLUMNS))
+    if untargeted:
+        extra = pd.DataFrame(untargeted, columns=list(QA_COUNT_COLUMNS))
+        keys = list(QA_COUNT_COLUMNS[:-1])
+        df = pd.concat([df, extra], ignore_index=True)
+        df = df.sort_values(keys, kind="stable", key=lambda c: c.astype(str))
+        df = df.reset_index(drop=True)
     df["n"] = df["n"].astype("int64")
     return df
+
+
+def _untargeted_counts() -> Select:
+    """Count rows of the BBQ items without a target, from their answers (see above)."""
+    r, i, s = QAResponse.__table__, QAItem.__table__, System.__table__
+    f, other = QAResponseFactor.__table__, QAOption.__table__.alias("other")
+    answer = case(
+        (r.c.answer.in_(("unknown", "unparsable")), r.c.answer),
+        (r.c.parsed_index == i.c.gold_index, literal("untargeted")),
+        else_=literal("untargeted_other"),
+    )
+    keys = (
+        s.c.name.label("system"),
+        func.coalesce(f.c.value, literal(DEFAULT_STRATEGY)).label("strategy"),
+        i.c.cue.label("cue"),
+        i.c.context_condition.label("context"),
+        i.c.dimension.label("dimension"),
+        i.c.subgroup.label("subgroup"),
+        i.c.polarity.label("polarity"),
+        literal("untargeted").label("gold"),
+        answer.label("answer"),
+        func.coalesce(i.c.template_id, i.c.source_id, i.c.item_key).label("template"),
+    )
+    no_target = select(other.c.item_id).where(other.c.role == "unresolved")
+    return (
+        select(*keys, func.count().cast(Integer).label("n"))
+        .select_from(r)
+        .join(i, i.c.id == r.c.item_id)
+        .join(s, s.c.id == r.c.system_id)
+        .outerjoin(f, and_(f.c.response_id == r.c.id, f.c.name == "strategy"))
+        .where(
+            r.c.item_id.in_(no_target),
+            i.c.context_condition.in_(("ambiguous", "disambiguated")),
+        )
+        .group_by(*keys)
+    )
 
 
 def qa_status(engine: Engine | Connection) -> tuple[pd.DataFrame, pd.DataFrame]:

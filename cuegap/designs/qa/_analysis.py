@@ -152,8 +152,13 @@ def _read_with_formats(
     factors and the per-run counts by cue (the fingerprint then covers them too).
     ``quality``, when given, receives the data-quality table ``qa_parse_agreement`` read
     in the same snapshot."""
-    from cuegap.schema import pv_counts, pv_factor_names, qa_counts, read_snapshot
-    from cuegap.schema._qa_agreement import qa_runner_agreement
+    from cuegap.schema import (
+        pv_counts,
+        pv_factor_names,
+        qa_counts,
+        qa_runner_agreement,
+        read_snapshot,
+    )
 
     say("reading QA count tables from the store")
     with read_snapshot(engine) as conn:

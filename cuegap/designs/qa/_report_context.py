@@ -176,13 +176,16 @@ def _quality(data: QAReportData) -> list[dict[str, str]]:
     scores = _table(data, "qa_system_scores")
     if scores.empty:
         return []
-    totals = scores.groupby("system")[["n", "n_unparsable"]].sum()
+    cols = ["n", "n_unparsable"] + (["n_untargeted"] if "n_untargeted" in scores else [])
+    totals = scores.groupby("system")[cols].sum()
     return [
         {
             "system": _text(system),
             "responses": f"{int(r.n):,}",
             "unparsable": f"{int(r.n_unparsable):,}",
             "share": f"{100 * r.n_unparsable / r.n:.1f} %" if r.n else "–",
+            # parsable answers to items without a target: in accuracy, not in bias scores
+            "untargeted": f"{int(r.get('n_untargeted', 0)):,}",
         }
         for system, r in totals.iterrows()
     ]

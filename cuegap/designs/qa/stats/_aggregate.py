@@ -78,6 +78,8 @@ def qa_system_scores(scores: pd.DataFrame) -> pd.DataFrame:
     sums = [c for c in ("n", "n_unparsable") if c in scores.columns]
     for i, c in enumerate(sums):
         out.insert(i, c, grouped[c].sum().astype("int64"))
+    if "n_untargeted" in scores.columns:  # answers to items without a target (accuracy only)
+        out["n_untargeted"] = grouped["n_untargeted"].sum().astype("int64")
     return out.reset_index()
 
 

@@ -74,6 +74,7 @@ def prepare_qa_counts(counts: pd.DataFrame, *, strategy: str = "zero-shot") -> Q
     """
     df = check_counts(counts)
     df = df[(df["strategy"] == strategy) & df["cue"].isin(CUES) & (df["answer"] != "unparsable")]
+    df = df[df["gold"] != "untargeted"]  # items without a target inform no bias
     amb = df[df["context"] == "ambiguous"]
     both = amb[amb["n"] > 0].groupby("system")["cue"].nunique()
     systems = sorted(map(str, both[both == len(CUES)].index))

@@ -36,7 +36,7 @@ from cuegap.designs.qa.stats._aggregate import (
     qa_system_scores,
 )
 from cuegap.designs.qa.stats._scores import (
-    ANSWERS,
+    ALL_ANSWERS,
     FEATURES,
     METRICS,
     assemble,
@@ -120,13 +120,13 @@ def _replicates(
     rng: np.random.Generator,
     n_boot: int,
 ) -> Iterator[tuple[int, np.ndarray]]:
-    """Chunks of replicate feature counts of one system's units: (start, (b, 7, u)).
+    """Chunks of replicate feature counts of one system's units: (start, (b, 8, u)).
 
     Without a ``template`` column in ``units``, each unit (cell) is redrawn as a
     multinomial sample of its answers; with one, templates are resampled with replacement
     and a unit's counts enter a replicate as often as its template was drawn.
     """
-    base = np.einsum("ca,caf->fc", answers.astype(np.float64), fmap)  # (7, u)
+    base = np.einsum("ca,caf->fc", answers.astype(np.float64), fmap)  # (8, u)
     if "template" in units.columns:
         _, tcode = np.unique(units["template"].to_numpy()[take].astype(str), return_inverse=True)
         n_t = int(tcode.max()) + 1
@@ -135,12 +135,15 @@ def _replicates(
             weights = rng.multinomial(n_t, np.full(n_t, 1.0 / n_t), size=b).astype(np.float64)
             yield start, weights[:, None, tcode] * base[None]
         return
+    # Without answers to items lacking a target, draw over the first four answers only: the
+    # random stream, and so every replicate, is then what it was before those answers existed.
+    k = answers.shape[1] if answers[:, 4:].any() else 4
     size = answers.sum(axis=1)
-    p = np.where(size[:, None] > 0, answers / np.maximum(size, 1)[:, None], 0.25)
+    p = np.where(size[:, None] > 0, answers[:, :k] / np.maximum(size, 1)[:, None], 1 / k)
     for start in range(0, n_boot, _CHUNK):
         b = min(_CHUNK, n_boot - start)
         draws = rng.multinomial(size, p, size=(b, len(size))).astype(np.float64)
-        yield start, np.einsum("bca,caf->bfc", draws, fmap)
+        yield start, np.einsum("bca,caf->bfc", draws, fmap[:, :k])
 
 
 def _check(n_boot: object, level: object, delta: object) -> None:
@@ -232,8 +235,8 @@ def qa_bootstrap(
             row = df.index[df["template"].isna()][0]
             raise ValueError(f"qa counts: row {row!r}, column 'template': missing value")
     cells = cell_table(df)
-    answers = cells[list(ANSWERS)].to_numpy(dtype=np.int64)
-    fmap = feature_matrix(cells["polarity"].to_numpy(), cells["gold"].to_numpy())
+    answers = cells[list(ALL_ANSWERS)].to_numpy(dtype=np.int64)
+    fmap = feature_matrix(*(cells[c].to_numpy() for c in ("polarity", "gold", "context")))
     levels = {"dimension": score_keys(False)}
     if by_subgroup:
         levels["subgroup"] = score_keys(True)
@@ -246,8 +249,8 @@ def qa_bootstrap(
         reps[name] = {m: np.full((n_boot, len(rows)), np.nan) for m in METRICS}
 
     units = cells if unit == "answer" else cell_table(df, ["template"])
-    u_answers = units[list(ANSWERS)].to_numpy(dtype=np.int64)
-    u_fmap = feature_matrix(units["polarity"].to_numpy(), units["gold"].to_numpy())
+    u_answers = units[list(ALL_ANSWERS)].to_numpy(dtype=np.int64)
+    u_fmap = feature_matrix(*(units[c].to_numpy() for c in ("polarity", "gold", "context")))
     u_codes = {name: _row_index(units, tables[name], keys) for name, keys in levels.items()}
     systems = units["system"].to_numpy()
     for system in sorted(pd.unique(systems), key=str):

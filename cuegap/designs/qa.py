@@ -106,6 +106,15 @@ class QADesign(Design):
             p_flag="p_gap_gt_delta", p_pass="p_abs_lt_delta",
         )  # fmt: skip
 
+    def shown_analysis(self, engine: Engine, analysis_id: int) -> int:
+        from cuegap.designs._settings import analysis_kind, matching_fit
+
+        if analysis_kind(engine, analysis_id) != self.report_kind():
+            return analysis_id
+        keys = ("delta", "strategy", "policy")  # as its report picks the fit
+        fit = matching_fit(engine, analysis_id, "qa_bayesian", keys)
+        return analysis_id if fit is None else fit
+
     def report_data(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
     ) -> Any:

@@ -85,14 +85,12 @@ def shown_records(engine: Engine, analysis_id: int) -> pd.DataFrame:
     the convergence gate reads *inconclusive*.
     """
     from cuegap.designs import for_kind
+    from cuegap.designs._verdicts import gate_applied
 
     with engine.connect() as conn:
         kind = conn.execute(select(Analysis.kind).where(Analysis.id == analysis_id)).scalar_one()
     shown = for_kind(kind).shown_analysis(engine, analysis_id)
-    records = verdict_records_of(engine, shown).copy()
-    missed = records["gate_passed"].map(lambda g: g is not None and not pd.isna(g) and not g)
-    records.loc[missed.astype(bool), "decision"] = "inconclusive"
-    return records
+    return gate_applied(verdict_records_of(engine, shown))
 
 
 def _z(level: float) -> float:

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from cuegap._terminal import safe
 from cuegap.cli._common import _steps, console, err
+from cuegap.cli._verdicts import print_verdicts
 
 
 def analyze_conv(
@@ -53,7 +54,7 @@ def analyze_conv(
                 str(r.negative), str(r.positive),
             )  # fmt: skip
         console.print(table)
-    _print_verdicts(result.tables["verdicts"], "Verdicts (t-tests)")
+    print_verdicts(engine, int(result.id), "Verdicts (t-tests)")
     console.print(
         "Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(result.tables))
     )
@@ -61,7 +62,7 @@ def analyze_conv(
         return int(result.id)
     state = "converged" if result.converged else "[red]did not converge[/]"
     console.print(f"Conversation Bayesian analysis {result.bayes_id}: {state}")
-    _print_verdicts(result.bayes_tables["verdicts"], "Verdicts (posterior)")
+    print_verdicts(engine, int(result.bayes_id), "Verdicts (posterior)")
     if not result.converged:
         console.print(
             "The fit missed the convergence gate, so every verdict above is inconclusive. "
@@ -70,10 +71,3 @@ def analyze_conv(
             highlight=False,
         )
     return int(result.id)
-
-
-def _print_verdicts(verdicts: Any, title: str) -> None:
-    table = Table("system", "verdict", "reason", title=title)
-    for r in verdicts.itertuples():
-        table.add_row(safe(r.system), safe(r.verdict), safe(r.reason))
-    console.print(table)

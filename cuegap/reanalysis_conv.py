@@ -47,18 +47,11 @@ from cuegap.schema import Analysis, Report, SignOff
 
 
 def settings_from_stored(stored: dict[str, Any], policy: Policy | None = None) -> ConvSettings:
-    """The :class:`ConvSettings` an analysis was stored with (unit, correction, α,
-    contrast and policy), the policy replaced by ``policy`` when given."""
-    pol = stored.get("policy") or {}
-    if policy is None:
-        policy = Policy(**{k: v for k, v in pol.items() if k in Policy.__dataclass_fields__})
-    return ConvSettings(
-        unit=stored.get("unit", "persona"),
-        bh=stored.get("correction") == "bh",
-        alpha=float(stored.get("alpha", 0.05)),
-        contrast=str(stored.get("contrast", "demo_rc_base_pair")),
-        policy=policy,
-    )
+    """The :class:`ConvSettings` an analysis was stored with (:meth:`ConvSettings.from_dict`:
+    unit, correction, α, contrast and policy), the policy replaced by ``policy`` when
+    given."""
+    settings = ConvSettings.from_dict(stored)
+    return settings if policy is None else dataclasses.replace(settings, policy=policy)
 
 
 def conv_fingerprints(engine: Engine, settings: ConvSettings) -> dict[str, str]:

@@ -23,7 +23,6 @@ analysis.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
@@ -39,22 +38,8 @@ from cuegap.audit.prompt_variance import (
     runs_of,
 )
 from cuegap.compliance import store_lock
-from cuegap.models import Policy
 from cuegap.reanalysis import Reanalysis, publish_report, what_changed
 from cuegap.schema import Analysis, Report, SignOff
-
-
-def settings_from_stored(stored: dict[str, Any]) -> PVSettings:
-    """The :class:`PVSettings` an analysis was stored with (its resolved factors)."""
-    pol = stored.get("policy") or {}
-    factors = stored.get("factors")
-    return PVSettings(
-        factors=tuple(factors) if factors else None,
-        alpha=float(stored.get("alpha", 0.05)),
-        level=float(stored.get("level", 0.95)),
-        strategy=str(stored.get("strategy", "zero-shot")),
-        policy=Policy(**{k: v for k, v in pol.items() if k in Policy.__dataclass_fields__}),
-    )
 
 
 def pv_fingerprints(engine: Engine, settings: PVSettings) -> dict[str, str]:

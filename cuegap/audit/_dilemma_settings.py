@@ -71,6 +71,22 @@ class AnalysisSettings:
             "frequentist_version": FREQUENTIST_VERSION,
         }
 
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> AnalysisSettings:
+        """The settings :meth:`to_dict` stored (defaults for keys an older cuegap did not
+        store; ``chosen`` is not stored: the settings actually used are)."""
+        base = cls()
+        return cls(
+            explicit=tuple(stored.get("explicit", base.explicit)),  # type: ignore[arg-type]
+            implicit=tuple(stored.get("implicit", base.implicit)),  # type: ignore[arg-type]
+            consequences=bool(stored.get("consequences", base.consequences)),
+            n_boot=int(stored.get("n_boot", base.n_boot)),
+            seed=int(stored.get("seed", base.seed)),
+            level=float(stored.get("level", base.level)),
+            policy=policy_from_stored(stored),
+            covariates=tuple(stored.get("covariates", base.covariates)),
+        )
+
 
 #: Text levels of system covariates, lowest first, that the analysis codes 1, 2, 3, ... for
 #: the gap regression (seed 000's alignment tier); other text covariates are an error
@@ -96,19 +112,25 @@ def parse_condition(text: str) -> Condition:
 
 
 def settings_from_dict(stored: Mapping[str, Any]) -> AnalysisSettings:
-    """Rebuild :class:`AnalysisSettings` from the JSON stored with an analysis."""
-    base = AnalysisSettings()
+    """Rebuild :class:`AnalysisSettings` from the JSON stored with an analysis
+    (:meth:`AnalysisSettings.from_dict`)."""
+    return AnalysisSettings.from_dict(stored)
+
+
+def policy_from_stored(stored: Mapping[str, Any]) -> Policy:
+    """The verdict policy stored in an analysis's settings (its ``policy`` dict; keys this
+    version does not know are left out, missing ones take their defaults). Every design's
+    settings ``from_dict`` reads its policy this way."""
     pol = stored.get("policy") or {}
-    return AnalysisSettings(
-        explicit=tuple(stored.get("explicit", base.explicit)),  # type: ignore[arg-type]
-        implicit=tuple(stored.get("implicit", base.implicit)),  # type: ignore[arg-type]
-        consequences=bool(stored.get("consequences", base.consequences)),
-        n_boot=int(stored.get("n_boot", base.n_boot)),
-        seed=int(stored.get("seed", base.seed)),
-        level=float(stored.get("level", base.level)),
-        policy=Policy(**{k: v for k, v in pol.items() if k in Policy.__dataclass_fields__}),
-        covariates=tuple(stored.get("covariates", base.covariates)),
-    )
+    return Policy(**{k: v for k, v in pol.items() if k in Policy.__dataclass_fields__})
+
+
+def bayes_from_stored(stored: Mapping[str, Any]) -> BayesSettings | None:
+    """The :class:`BayesSettings` stored in an analysis's settings (``bayes``), or None."""
+    b = stored.get("bayes")
+    if not b:
+        return None
+    return BayesSettings(**{k: v for k, v in b.items() if k in BayesSettings.__dataclass_fields__})
 
 
 def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> AnalysisSettings:

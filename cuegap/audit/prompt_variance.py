@@ -25,7 +25,7 @@ stored apart, as kind ``pv_bayesian`` (:mod:`cuegap.audit._pv_bayes`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from cuegap import models
+from cuegap.audit._dilemma_settings import policy_from_stored
 from cuegap.audit._pv_sensitivity import cue_gap_formats
 from cuegap.audit._pv_verdicts import pv_verdict_table
 from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
@@ -94,6 +95,18 @@ class PVSettings:
         out["factors"] = None if self.factors is None else list(self.factors)
         out["design"] = "prompt-variance"
         return out
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> PVSettings:
+        """The settings :meth:`to_dict` stored (its resolved factors)."""
+        factors = stored.get("factors")
+        return cls(
+            factors=tuple(factors) if factors else None,
+            alpha=float(stored.get("alpha", 0.05)),
+            level=float(stored.get("level", 0.95)),
+            strategy=str(stored.get("strategy", "zero-shot")),
+            policy=policy_from_stored(stored),
+        )
 
 
 @dataclass(frozen=True, slots=True)

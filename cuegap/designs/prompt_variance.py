@@ -95,15 +95,13 @@ class PromptVarianceDesign(Design):
     def report_data(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
     ) -> Any:
-        from cuegap.audit.prompt_variance import analyze_prompt_variance
+        from cuegap.audit.prompt_variance import PVSettings, analyze_prompt_variance
         from cuegap.designs._settings import stored_settings
-        from cuegap.reanalysis_pv import settings_from_stored
         from cuegap.reports import build_pv_report
 
         if policy is not None:
-            settings = replace(
-                settings_from_stored(stored_settings(engine, analysis_id)), policy=policy
-            )
+            stored = PVSettings.from_dict(stored_settings(engine, analysis_id))
+            settings = replace(stored, policy=policy)
             analysis_id = analyze_prompt_variance(engine, settings, progress=progress).id
         return build_pv_report(engine, analysis_id=analysis_id, progress=progress)
 

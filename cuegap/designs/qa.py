@@ -123,9 +123,8 @@ class QADesign(Design):
         from cuegap.reports import build_qa_report
 
         if policy is not None:
-            stored = stored_settings(engine, analysis_id)
-            keep = {k: stored[k] for k in ("strategy", "n_boot", "seed") if k in stored}
-            settings = replace(QASettings(**keep), policy=policy)
+            stored = QASettings.from_dict(stored_settings(engine, analysis_id))
+            settings = replace(stored, policy=policy)
             analysis_id = analyze_qa(engine, settings, progress=progress).id
         return build_qa_report(engine, analysis_id=analysis_id, progress=progress)
 

@@ -30,7 +30,7 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def _qa(root: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs import BayesSettings
     from cuegap.designs.qa._analysis import QASettings, analyze_qa, analyze_qa_bayes
     from cuegap.designs.qa._simulate import simulate_qa
     from cuegap.ingest import ingest_path
@@ -61,8 +61,9 @@ def _qa(root: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _dilemma(root: Path, responses: int, args: argparse.Namespace) -> dict[str, Any]:
+    from cuegap.designs import BayesSettings
     from cuegap.designs.dilemma._analysis import analyze, analyze_bayes
-    from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, BayesSettings
+    from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
     from cuegap.designs.dilemma.simulate import simulate
     from cuegap.ingest import ingest_path
     from cuegap.schema import make_engine, upgrade

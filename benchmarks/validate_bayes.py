@@ -49,8 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _calibration import run_audits, summarise_by_size
 
+from cuegap.designs import BayesSettings
 from cuegap.designs.dilemma._analysis import macro_posterior
-from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, BayesSettings
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
 from cuegap.designs.dilemma._analysis_tables import _parsable
 from cuegap.models import (
     bayes_tables,

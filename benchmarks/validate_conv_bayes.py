@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _calibration import run_audits, share, summarise_by_size
 
+from cuegap.designs import BayesSettings
 from cuegap.designs.conversation._analysis import (
     ConvSettings,
     conv_audit_tables,
@@ -51,7 +52,6 @@ from cuegap.designs.conversation._analysis import (
 )
 from cuegap.designs.conversation.stats import conv_design, simulate_conv_counts
 from cuegap.designs.conversation.stats._bayes_model import conv_contrast_draws
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
 SETTINGS = ConvSettings()
 DELTA = SETTINGS.delta

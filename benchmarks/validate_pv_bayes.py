@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _calibration import run_audits, share
 
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs import BayesSettings
 from cuegap.designs.prompt_variance.stats import (
     fit_pv_bayes,
     pv_bayes_tables,

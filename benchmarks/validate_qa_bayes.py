@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _calibration import run_audits, summarise, summarise_by_size
 
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs import BayesSettings
 from cuegap.designs.qa._analysis import QASettings
 from cuegap.designs.qa.stats import (
     fit_qa_bayes,

@@ -276,8 +276,8 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
 ) -> None:
     """A real (small) PyMC fit through the audit layer: tables, verdicts, NetCDF, reuse."""
     from cuegap.audit import latest_analysis_id, load_idata
+    from cuegap.designs import BayesSettings
     from cuegap.designs.dilemma._analysis import analyze_bayes
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
     engine = _copy(base_db, tmp_path / "b.db")
     bayes = BayesSettings(draws=300, tune=300, chains=2, seed=5)

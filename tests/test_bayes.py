@@ -524,7 +524,7 @@ def test_calibration_quick() -> None:
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs import BayesSettings
 
     quick = BayesSettings(draws=300, tune=300, chains=2)
     res = module.run_validation(

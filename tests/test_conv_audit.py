@@ -17,6 +17,7 @@ from scipy import stats
 from scipy.special import expit, logit
 from sqlalchemy import select
 
+from cuegap.designs import BayesSettings
 from cuegap.designs.conversation._analysis import (
     KIND,
     ConvSettings,
@@ -28,7 +29,6 @@ from cuegap.designs.conversation.stats import conv_design, conv_verdicts, simula
 from cuegap.designs.conversation.stats._bayes import ConvBayesFit
 from cuegap.designs.conversation.stats._bayes_model import prepare_conv_counts
 from cuegap.designs.conversation.stats._bayes_verdict import conv_bayes_verdicts
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
 from cuegap.models import Policy
 from cuegap.schema import Analysis
 from tests.test_conv_contrasts import _fixture

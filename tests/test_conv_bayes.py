@@ -196,9 +196,9 @@ def test_real_fit_stored_and_reported(fit_and_truth, tmp_path, monkeypatch) -> N
     from sqlalchemy import select
 
     import cuegap.designs.conversation._analysis as conv_audit
+    from cuegap.designs import BayesSettings
     from cuegap.designs.conversation._analysis import BAYES_KIND, ConvSettings, analyze_conversation
     from cuegap.designs.conversation._report import build_conv_report
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
     from cuegap.models import Policy
     from cuegap.reports import render_html
     from cuegap.schema import Analysis, make_engine, upgrade

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from cuegap.audit import load_table
 from cuegap.cli import app
 from cuegap.compliance import sign_off
-from cuegap.designs.conversation._reanalysis import conv_changes, estimate_verdicts, reanalyze_conv
+from cuegap.designs.conversation._reanalysis import reanalyze_conv
 from cuegap.designs.conversation._simulate import simulate_conv
 from cuegap.ingest import ingest_path
 from cuegap.models import Policy
@@ -53,8 +53,10 @@ def _count(engine, column) -> int:
         return int(conn.execute(select(func.count(column))).scalar())
 
 
-def test_estimate_verdicts_by_hand() -> None:
+def test_deciding_estimates_by_hand() -> None:
     """The estimate is the deciding condition's mean over benchmarks: (0.10 + 0.20) / 2."""
+    from cuegap.designs.conversation.stats._verdict import deciding_estimates
+
     tests = pd.DataFrame(
         {
             "system": ["a", "a", "a"],
@@ -72,29 +74,10 @@ def test_estimate_verdicts_by_hand() -> None:
             "contrast": ["c", "c"],
             "verdict": ["flagged", "inconclusive"],
             "condition": ["black vs white, human", None],
-            "low": [0.06, math.nan],
-            "high": [0.25, math.nan],
         }
     )
-    v = estimate_verdicts(verdicts, tests).set_index("system")
-    assert v.loc["a", "gap"] == pytest.approx(0.15)
-    assert (v.loc["a", "gap_low"], v.loc["a", "gap_high"]) == (0.06, 0.25)
-    assert math.isnan(v.loc["b", "gap"])
-
-
-def test_changed_condition_is_named() -> None:
-    def table(condition: str, gap: float) -> pd.DataFrame:
-        return pd.DataFrame(
-            {"system": ["a"], "verdict": ["passed"], "condition": [condition],
-             "gap": [gap], "gap_low": [gap - 0.01], "gap_high": [gap + 0.01]}
-        )  # fmt: skip
-
-    same = conv_changes(table("x, human", 0.0), table("x, human", 0.001))
-    assert same.loc[0, "note"] == "no material change"
-    moved = conv_changes(table("x, human", 0.0), table("x, human", 0.03))
-    assert moved.loc[0, "note"] == "gap moved by +0.030 (shift rate), beyond its uncertainty"
-    other = conv_changes(table("x, human", 0.0), table("y, ai", 0.0))
-    assert other.loc[0, "note"] == "deciding condition changed from x, human to y, ai"
+    a, b = deciding_estimates(verdicts, tests)
+    assert a == pytest.approx(0.15) and math.isnan(b)
 
 
 def test_first_nothing_then_changed_and_compared(engine, sim: dict, tmp_path: Path) -> None:
@@ -163,7 +146,7 @@ def test_bayes_settings_reach_the_analysis(engine, sim: dict, tmp_path: Path, mo
     kept) and reports the fit's analysis id; the sampler itself is exercised by
     tests/test_conv_bayes.py, so the analysis is recorded and then run frequentist here."""
     import cuegap.designs.conversation._reanalysis as rc
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs import BayesSettings
 
     seen = []
 
@@ -187,6 +170,8 @@ def test_signed_report_compared_by_the_verdicts_it_showed(tmp_path: Path) -> Non
     verdicts: the deciding condition's posterior mean over benchmarks (test_conv_report's
     fake fit: (black vs white, ai), 3 x 0.15 / 4 = 0.1125) and the verdict's interval."""
     from cuegap.audit import _frame_digest, save_analysis
+    from cuegap.changes import shown_records
+    from cuegap.designs import BayesSettings
     from cuegap.designs.conversation._analysis import (
         BAYES_DESCRIPTIONS,
         BAYES_KIND,
@@ -194,8 +179,6 @@ def test_signed_report_compared_by_the_verdicts_it_showed(tmp_path: Path) -> Non
         analyze_conversation,
         conv_bayes_audit_tables,
     )
-    from cuegap.designs.conversation._reanalysis import _estimates
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
     from cuegap.schema import make_engine, upgrade
     from tests.test_conv_audit import _fake_fit
     from tests.test_conv_contrasts import _fixture
@@ -205,22 +188,22 @@ def test_signed_report_compared_by_the_verdicts_it_showed(tmp_path: Path) -> Non
     counts = _fixture()
     settings = ConvSettings(policy=Policy(probability=0.7, min_parsable=100), bayes=BayesSettings())
     freq = analyze_conversation(engine, dataclasses.replace(settings, bayes=None), counts=counts)
-    t_tests = _estimates(engine, freq.id).set_index("system")
+    t_tests = shown_records(engine, freq.id).set_index("system")
     _, tables = conv_bayes_audit_tables(counts, settings, fit=_fake_fit())
     save_analysis(
         engine, kind=BAYES_KIND, status="ok", data_fingerprint=_frame_digest(counts),
         system_fingerprints={}, settings=settings.to_dict(bayes=True), tables=tables,
         descriptions=BAYES_DESCRIPTIONS,
     )  # fmt: skip
-    shown = _estimates(engine, freq.id).set_index("system")
-    assert shown.loc["s", "verdict"] == "flagged"
-    assert shown.loc["s", "condition"] == "black vs white, ai"
-    assert shown.loc["s", "gap"] == pytest.approx(0.1125)
+    shown = shown_records(engine, freq.id).set_index("system")
+    assert shown.loc["s", "decision"] == "flagged" and shown.loc["s", "method"] != "t-test"
+    assert shown.loc["s", "compared"].endswith(" at black vs white, ai")
+    assert shown.loc["s", "estimate"] == pytest.approx(0.1125)
     v = tables["verdicts"].set_index("system").loc["s"]
-    assert shown.loc["s", "gap_low"] == pytest.approx(v["low"], abs=1e-12)
-    assert shown.loc["s", "gap_high"] == pytest.approx(v["high"], abs=1e-12)
+    assert shown.loc["s", "low"] == pytest.approx(v["low"], abs=1e-12)
+    assert shown.loc["s", "high"] == pytest.approx(v["high"], abs=1e-12)
     assert (
-        t_tests.loc["s", "verdict"]
+        t_tests.loc["s", "decision"]
         == freq.tables["verdicts"].set_index("system").loc["s", "verdict"]
     )
     engine.dispose()

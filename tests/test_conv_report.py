@@ -139,12 +139,12 @@ def test_posterior_verdicts_lead_the_report_when_a_fit_is_stored(tmp_path: Path)
     from dataclasses import replace
 
     from cuegap.audit import _frame_digest, save_analysis
+    from cuegap.designs import BayesSettings
     from cuegap.designs.conversation._analysis import (
         BAYES_DESCRIPTIONS,
         BAYES_KIND,
         conv_bayes_audit_tables,
     )
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
     from cuegap.models import Policy
     from tests.test_conv_audit import _fake_fit
     from tests.test_conv_contrasts import _fixture
@@ -184,12 +184,12 @@ def test_a_fit_that_missed_its_gate_makes_every_report_verdict_inconclusive(
     from dataclasses import replace
 
     from cuegap.audit import _frame_digest, load_table, save_analysis
+    from cuegap.designs import BayesSettings
     from cuegap.designs.conversation._analysis import (
         BAYES_DESCRIPTIONS,
         BAYES_KIND,
         conv_bayes_audit_tables,
     )
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
     from cuegap.models import Policy
     from tests.test_conv_audit import _fake_fit
     from tests.test_conv_contrasts import _fixture

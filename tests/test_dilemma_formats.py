@@ -200,8 +200,8 @@ def test_simulated_store_marks_the_format_driven_gap(sim: dict, sqlite_store) ->
 def test_bayesian_verdicts_get_the_same_rule(sqlite_store) -> None:
     """A short real fit: the posterior verdicts carry the format columns of the same spread
     table, and no flag or pass of a format-sensitive gap survives."""
+    from cuegap.designs import BayesSettings
     from cuegap.designs.dilemma._analysis import analyze_bayes
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
     engine, freq = sqlite_store
     fit = analyze_bayes(engine, AnalysisSettings(n_boot=100),

@@ -183,7 +183,7 @@ def test_posterior_verdicts_get_the_same_rule(pv_store, sim_dir: Path) -> None:
     there."""
     if pv_store.dialect.name != "sqlite":
         pytest.skip("one backend is enough for the sampler")
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs import BayesSettings
     from cuegap.designs.qa._analysis import analyze_qa_bayes
 
     fit = analyze_qa_bayes(

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cuegap.cli import app
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs import BayesSettings
 from cuegap.designs.prompt_variance._analysis import analyze_prompt_variance
 from cuegap.designs.prompt_variance._analysis_bayes import analyze_pv_bayes
 from cuegap.designs.prompt_variance._report import build_pv_report

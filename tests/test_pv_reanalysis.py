@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
@@ -21,7 +20,7 @@ from typer.testing import CliRunner
 from cuegap.audit import load_table
 from cuegap.cli import app
 from cuegap.compliance import sign_off
-from cuegap.designs.prompt_variance._reanalysis import gap_verdicts, reanalyze_pv
+from cuegap.designs.prompt_variance._reanalysis import reanalyze_pv
 from cuegap.designs.prompt_variance._simulate import simulate_pv
 from cuegap.ingest import ingest_path
 from cuegap.reanalysis import EXIT_CHANGED, EXIT_UNCHANGED
@@ -53,23 +52,6 @@ def _ingest(engine, root: Path, *names: str) -> None:
         ingest_path(engine, root / name)
 
 
-def test_gap_verdicts_by_hand() -> None:
-    """se 0.02 gives the 90 % interval gap ± 0.0329; NA stays undetermined."""
-    gaps = pd.DataFrame(
-        {
-            "system": ["a", "b", "c"],
-            "gap": [0.10, -0.02, 0.0],
-            "se": [0.02, 0.0, None],
-            "format_sensitive": pd.array([True, False, pd.NA], dtype="boolean"),
-        }
-    )
-    v = gap_verdicts(gaps)
-    assert list(v["verdict"]) == ["format-sensitive", "not format-sensitive", "undetermined"]
-    assert v.loc[0, "gap_low"] == pytest.approx(0.10 - 0.0329)
-    assert v.loc[0, "gap_high"] == pytest.approx(0.10 + 0.0329)
-    assert v.loc[1, "gap_low"] == v.loc[1, "gap_high"] == pytest.approx(-0.02)
-
-
 def test_first_nothing_then_changed_and_compared(engine, sim: Path, tmp_path: Path) -> None:
     _ingest(engine, sim, *BANKS, *(f"partial_{n}" for n in ANSWERS))
     first = reanalyze_pv(engine, tmp_path / "r")
@@ -86,13 +68,19 @@ def test_first_nothing_then_changed_and_compared(engine, sim: Path, tmp_path: Pa
     third = reanalyze_pv(engine, tmp_path / "r")
     assert third.exit_code == EXIT_CHANGED
     assert third.changed_systems == ["sim-system-01"] and third.new_systems == ["sim-system-03"]
-    ch = third.changes.set_index("system")
-    old = load_table(engine, "pv_cue_gap_formats", first.analysis_id).set_index("system")
-    new = load_table(engine, "pv_cue_gap_formats", third.analysis_id).set_index("system")
-    assert ch.loc["sim-system-02", "old_gap_pp"] == pytest.approx(old.loc["sim-system-02", "gap"])
-    assert ch.loc["sim-system-02", "new_gap_pp"] == pytest.approx(new.loc["sim-system-02", "gap"])
-    assert ch.loc["sim-system-02", "note"] == "no material change"  # its data did not change
-    assert ch.loc["sim-system-03", "note"].startswith("new system: ")
+    # one row per system and headline score, matched by what it compared
+    ch = third.changes.set_index(["system", "compared"])
+    old = load_table(engine, "verdicts", first.analysis_id).set_index(["system", "compared"])
+    new = load_table(engine, "verdicts", third.analysis_id).set_index(["system", "compared"])
+    assert ch.index.is_unique and set(ch.index) == set(old.index) | set(new.index)
+    two = [k for k in new.index if k[0] == "sim-system-02"]
+    assert len(two) >= 2  # s_BBQ_dis, s_BBQ_amb (and the cue gap)
+    for key in two:
+        assert ch.loc[key, "old_gap_pp"] == pytest.approx(old.loc[key, "estimate"])
+        assert ch.loc[key, "new_gap_pp"] == pytest.approx(new.loc[key, "estimate"])
+        assert ch.loc[key, "note"] == f"{key[1]}: no material change"  # its data did not change
+    for key in (k for k in new.index if k[0] == "sim-system-03"):
+        assert ch.loc[key, "note"] == f"{key[1]}: new: {new.loc[key, 'verdict']}"
     html = next(p for p in third.reports if p.suffix == ".html").read_text()
     assert "What changed since the last signed report" in html
 
@@ -121,7 +109,7 @@ def test_bayes_refit_before_the_report(engine, sim: Path, tmp_path: Path, monkey
     """With ``bayes`` the variance-components model is refitted on the new data (sampler
     replaced by test_pv_bayes_store's fake posterior; real sampling is test_pv_bayes's)
     and the new report version shows that fit, not the older fit of the old data."""
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs import BayesSettings
     from cuegap.designs.prompt_variance._analysis_bayes import analyze_pv_bayes
     from cuegap.designs.prompt_variance.stats import _bayes as _pv_bayes
     from cuegap.schema import Analysis

@@ -18,7 +18,6 @@ from cuegap.ingest import ingest_path
 from cuegap.reanalysis import (
     EXIT_CHANGED,
     EXIT_UNCHANGED,
-    compare_verdicts,
     reanalyze,
 )
 from cuegap.schema import make_engine, upgrade
@@ -109,34 +108,6 @@ def test_changes_since_the_last_signed_report(engine, tmp_path: Path) -> None:
     assert calls[-1][1] is second.changes  # the renderer gets the comparison
 
 
-def test_compare_verdicts_by_hand() -> None:
-    """Two systems; SEs from 90% intervals: width / 3.29.
-
-    a: gap 2 -> 9, intervals +-3.29 (SE 2 each) -> spread sqrt(8) = 2.83, change 7 > 5.66:
-       moved; verdict inconclusive -> flagged.
-    b: gap 5 -> 6, same SEs: change 1 < 5.66, not moved, verdict unchanged.
-    c: only in the new table.
-    """
-    w = 3.29
-
-    def t(rows):
-        return pd.DataFrame(
-            [
-                {"system": s, "verdict": v, "gap_pp": g, "gap_low_pp": g - w, "gap_high_pp": g + w}
-                for s, v, g in rows
-            ]
-        )
-
-    old = t([("a", "inconclusive", 2.0), ("b", "flagged", 5.0)])
-    new = t([("a", "flagged", 9.0), ("b", "flagged", 6.0), ("c", "passed", 0.0)])
-    out = compare_verdicts(old, new).set_index("system")
-    assert bool(out.loc["a", "gap_moved"]) and bool(out.loc["a", "verdict_changed"])
-    assert out.loc["a", "note"] == "verdict changed from inconclusive to flagged"
-    assert not bool(out.loc["b", "gap_moved"]) and out.loc["b", "note"] == "no material change"
-    assert out.loc["c", "note"] == "new system: passed"
-    assert out.loc["a", "gap_change_pp"] == pytest.approx(7.0)
-
-
 def test_a_second_run_waits_for_nobody(engine, tmp_path: Path) -> None:
     holding, release = threading.Event(), threading.Event()
 
@@ -196,7 +167,7 @@ def test_bayesian_reanalysis_compares_the_verdicts_the_report_showed(
     engine, tmp_path: Path
 ) -> None:
     """With --bayes the refit is joint, and changes are measured on posterior verdicts."""
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs import BayesSettings
 
     bayes = BayesSettings(draws=200, tune=200, chains=2, seed=3)
     calls: list = []
@@ -221,14 +192,14 @@ def test_changes_are_measured_against_the_verdicts_of_the_same_question(tmp_path
     """A Bayesian analysis of the same data but another comparison is not what a report of
     the frequentist analysis showed, so its verdicts are not the baseline."""
     from cuegap.audit import save_analysis
-    from cuegap.reanalysis import _shown_verdicts
+    from cuegap.changes import shown_records
 
     engine = make_engine(f"sqlite:///{tmp_path / 's.db'}")
     upgrade(engine)
     settings = AnalysisSettings().to_dict()
 
     def stored(kind: str, verdict: str, settings: dict) -> int:
-        table = pd.DataFrame({"system": ["s"], "verdict": [verdict]})
+        table = pd.DataFrame({"system": ["s"], "verdict": [verdict], "reason": ["why"]})
         return save_analysis(
             engine,
             kind=kind,
@@ -241,6 +212,6 @@ def test_changes_are_measured_against_the_verdicts_of_the_same_question(tmp_path
 
     freq = stored("frequentist", "inconclusive", settings)
     stored("bayesian", "flagged", {**settings, "implicit": ["puzzled", "easy"]})
-    assert _shown_verdicts(engine, freq)["verdict"].tolist() == ["inconclusive"]
+    assert shown_records(engine, freq)["decision"].tolist() == ["inconclusive"]
     stored("bayesian", "passed", {**settings, "bayes": {"draws": 1000}})
-    assert _shown_verdicts(engine, freq)["verdict"].tolist() == ["passed"]
+    assert shown_records(engine, freq)["decision"].tolist() == ["passed"]

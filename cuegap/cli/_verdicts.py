@@ -57,16 +57,73 @@ def verdicts(
                                   "re-run `cuegap analyze --force` to write them")  # fmt: skip
     if not found:
         raise ValueError("no verdicts are stored: run cuegap analyze")
-    table = Table("system", "design", "analysis", "decision", "estimate [interval]", "method",
-                  "reason", title="Verdicts")  # fmt: skip
+    console.print(records_table(found, "Verdicts", listing=True))
+
+
+def records_table(found: list[tuple[int, Any]], title: str, *, listing: bool = False) -> Table:
+    """Verdict records as one table, the same for every design (untrusted text escaped).
+
+    Parameters
+    ----------
+    found : list of (int, DataFrame)
+        Analysis ids and their stored verdict records.
+    title : str
+    listing : bool
+        Add the design and analysis columns (``cuegap verdicts`` across designs).
+
+    Notes
+    -----
+    A verdict of a Bayesian fit that missed its gate reads *inconclusive*
+    (:func:`cuegap.designs._verdicts.gate_applied`). Where an analysis gives a system
+    several verdicts (one per score), a ``compared`` column tells them apart.
+    """
+    from cuegap.designs import gate_applied
+
+    several = any(f["system"].duplicated().any() for _, f in found if len(f))
+    head = ["system", *(["design", "analysis"] if listing else []),
+            *(["compared"] if several else []), "decision", "estimate [interval]", "method",
+            "reason"]  # fmt: skip
+    table = Table(*head, title=title)
     for analysis_id, frame in found:
-        for r in frame.itertuples():
+        for r in gate_applied(frame).itertuples():
             est = _num(r.estimate)
             interval = f"[{_num(r.low)}, {_num(r.high)}]" if _num(r.low) else ""
             gate = "" if r.gate_passed is None or r.gate_passed != r.gate_passed else (
                 ", gate passed" if r.gate_passed else ", gate missed")  # fmt: skip
-            table.add_row(safe(r.system), safe(r.design), f"{analysis_id} ({safe(r.kind)})",
-                          safe(r.decision),
-                          safe(f"{est} {interval} {r.scale}" if est or interval else ""),
-                          safe(f"{r.method}{gate}"), safe(r.reason))  # fmt: skip
-    console.print(table)
+            row = [safe(r.system)]
+            if listing:
+                row += [safe(r.design), f"{analysis_id} ({safe(r.kind)})"]
+            if several:
+                row.append(safe(r.compared))
+            shown = f"{est} {interval} {r.scale}" if est or interval else ""
+            row += [safe(r.decision), safe(shown), safe(f"{r.method}{gate}"), safe(r.reason)]
+            table.add_row(*row)
+    return table
+
+
+def print_verdicts(engine: Any, analysis_id: int, title: str, *, empty: str = "") -> None:
+    """Print the stored verdict records of one analysis (``cuegap analyze`` of any design
+    prints its verdicts this way, so that it shows what ``cuegap verdicts``, ``export`` and
+    ``reanalyze`` read).
+
+    Parameters
+    ----------
+    engine : Engine
+    analysis_id : int
+        The analysis just stored (or reused).
+    title : str
+        The table's title, e.g. "Verdicts (posterior)".
+    empty : str, optional
+        What to print when the analysis gave no verdict (nothing by default).
+    """
+    from cuegap.changes import verdict_records_of
+
+    try:
+        records = verdict_records_of(engine, analysis_id)
+    except KeyError:  # an analysis without verdicts
+        records = None
+    if records is None or not len(records):
+        if empty:
+            console.print(empty)
+        return
+    console.print(records_table([(analysis_id, records)], title))

@@ -21,7 +21,15 @@ from cuegap.designs._registry import (
     registered,
     unregister,
 )
+from cuegap.designs._settings import (
+    BayesSettings,
+    analysis_kind,
+    bayes_from_stored,
+    matching_fit,
+    policy_from_stored,
+)
 from cuegap.designs._store import designs_in_store, has_rows, resolve_design, varying_factor
+from cuegap.designs._verdicts import gate_applied
 
 
 class _Designs(Mapping[str, Design]):
@@ -43,15 +51,21 @@ DESIGNS: Mapping[str, Design] = _Designs()
 __all__ = [
     "DESIGNS",
     "AnalyzeOptions",
+    "BayesSettings",
     "Design",
     "SimulateOptions",
     "StatusPart",
+    "analysis_kind",
     "analysis_kinds",
+    "bayes_from_stored",
     "default",
     "designs_in_store",
     "for_kind",
+    "gate_applied",
     "get",
     "has_rows",
+    "matching_fit",
+    "policy_from_stored",
     "refuse_options",
     "register",
     "registered",

@@ -161,6 +161,13 @@ class Design(ABC):
         None when an analysis of ``kind`` gives no verdicts."""
         return None
 
+    def shown_analysis(self, engine: Engine, analysis_id: int) -> int:
+        """The analysis whose verdicts a report of ``analysis_id`` shows: by default the
+        analysis itself; a design with a Bayesian fit returns the fit of the same data and
+        question when one is stored (converged or not: a missed gate's verdicts are the
+        verdicts of record). "What changed" compares these analyses' verdict records."""
+        return analysis_id
+
     # -- reports ----------------------------------------------------------------------
     def report_kind(self) -> str:
         """The analysis kind its report is rendered from."""

@@ -118,6 +118,17 @@ def records_frame(
     return out.reset_index(drop=True)[list(RECORD_COLUMNS)]
 
 
+def gate_applied(records: pd.DataFrame) -> pd.DataFrame:
+    """The records as every reader shows them: a verdict of a Bayesian fit that missed its
+    convergence gate (``gate_passed`` False) is *inconclusive*, whatever else it says."""
+    missed = records["gate_passed"].map(lambda g: g is not None and not pd.isna(g) and not g)
+    if not missed.any():
+        return records
+    out = records.copy()
+    out.loc[missed.astype(bool), "decision"] = "inconclusive"
+    return out
+
+
 def two_sided_rule(delta: float, probability: float, estimand: str, unit: str = "") -> str:
     """The flag / pass / inconclusive rule in words (``unit`` follows δ, e.g. " pp")."""
     d, p = f"{delta:g}{unit}", f"{probability:g}"

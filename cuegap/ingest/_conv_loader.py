@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection
 
 from cuegap.ingest import mac_conversation
 from cuegap.ingest._concurrent import in_key_order, nothing_new_note
-from cuegap.ingest._conv_snapshot import ConvSettings
+from cuegap.ingest._conv_snapshot import SnapshotSettings
 from cuegap.ingest._guard import clean_run, refuse_foreign
 from cuegap.ingest._pass import PROGRESS_EVERY, _IngestPass
 from cuegap.ingest._records import REST_OF_FILE, Rejected
@@ -128,7 +128,7 @@ class ConversationLoader(_IngestPass):
         One commit per chunk rather than per configuration: a paper-scale run has about
         25,000 configurations, and each commit is a disk sync.
         """
-        new: dict[str, ConvSettings] = {}
+        new: dict[str, SnapshotSettings] = {}
         for rec in recs:
             if rec.settings.config_key not in self.configs:
                 new.setdefault(rec.settings.config_key, rec.settings)

@@ -57,7 +57,7 @@ _PREFIXES = {
 
 
 @dataclass(slots=True)
-class ConvSettings:
+class SnapshotSettings:
     """What a two-agent config snapshot says about its conversations."""
 
     config_key: str
@@ -128,7 +128,7 @@ def agent_roles(agents: list[dict[str, Any]], where: str) -> tuple[int, int] | s
     )
 
 
-def conv_settings(cfg: Any, where: str) -> ConvSettings | str:
+def conv_settings(cfg: Any, where: str) -> SnapshotSettings | str:
     """Settings of a two-agent snapshot, or why its conversations cannot be read."""
     if not isinstance(cfg, dict):
         return f"config snapshot {where!r}: expected a mapping"
@@ -183,7 +183,7 @@ def conv_settings(cfg: Any, where: str) -> ConvSettings | str:
     if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
         return f"config snapshot {where!r}: conversation_config.max_rounds must be >= 1"
     key = hashlib.sha256(orjson.dumps(cfg, option=orjson.OPT_SORT_KEYS, default=str))
-    return ConvSettings(
+    return SnapshotSettings(
         config_key=key.hexdigest(),
         path=where,
         system=system.strip(),
@@ -213,10 +213,10 @@ class ConvSnapshots:
     """
 
     def __init__(self, size: int = 2048) -> None:
-        self.cache: OrderedDict[tuple[str, str], ConvSettings | str] = OrderedDict()
+        self.cache: OrderedDict[tuple[str, str], SnapshotSettings | str] = OrderedDict()
         self.size = size
 
-    def get(self, name: str, transcript: Path | str) -> ConvSettings | str:
+    def get(self, name: str, transcript: Path | str) -> SnapshotSettings | str:
         """The settings of the snapshot ``name`` seen from ``transcript``, or why not."""
         folder = os.path.dirname(os.fspath(transcript))
         key = (folder, name)
@@ -229,7 +229,7 @@ class ConvSnapshots:
             self.cache.move_to_end(key)
         return got
 
-    def _load(self, name: str, folder: Path) -> ConvSettings | str:
+    def _load(self, name: str, folder: Path) -> SnapshotSettings | str:
         rel = re.sub(r"^\$\{?\w+\}?/", "", name)
         roots = [folder.resolve(), *folder.resolve().parents]
         tries = [Path(rel)] if Path(rel).is_absolute() else [r / rel for r in roots]

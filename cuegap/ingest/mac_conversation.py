@@ -47,7 +47,7 @@ from typing import Any
 
 import orjson
 
-from cuegap.ingest._conv_snapshot import ConvSettings, ConvSnapshots
+from cuegap.ingest._conv_snapshot import ConvSnapshots, SnapshotSettings
 from cuegap.ingest._conv_walk import SKIP_DIRS, fingerprint, walk_entries
 from cuegap.ingest._guard import clip, depth_rejected, guard_record
 from cuegap.ingest._mac_protocol import PROTOCOLS as PROTOCOLS
@@ -81,7 +81,7 @@ class ConvRecord:
     rounds: int
     consensus: bool | None
     retries: int
-    settings: ConvSettings
+    settings: SnapshotSettings
     #: (round, role, agent_id, opinion, rationale, retry_count) per agent and round
     opinions: list[tuple[int, str, str, str, str | None, int]] = field(default_factory=list)
 
@@ -151,7 +151,7 @@ def detect(path: Path) -> bool:
             return True
         snap = (obj.get("experiment_metadata") or {}).get("config_snapshot_path")
         got = ConvSnapshots().get(snap, first) if isinstance(snap, str) else None
-        return isinstance(got, ConvSettings)
+        return isinstance(got, SnapshotSettings)
     if not path.is_file() or path.suffix.lower() not in (".json", ".jsonl"):
         return False
     obj = _load(path)

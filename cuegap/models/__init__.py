@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from cuegap.models._bayes_post import prior_predictive
     from cuegap.models._bayes_tables import bayes_tables
     from cuegap.models._bootstrap import bootstrap
+    from cuegap.models._fit_runner import check_sampler, run_gated, sample_nuts
     from cuegap.models._policy import (
         DEFAULT_POLICY,
         Policy,
@@ -52,6 +53,9 @@ if TYPE_CHECKING:
     from cuegap.models._verdict import VERDICTS, gap_probabilities, verdicts
 
 _HOME = {
+    "check_sampler": "cuegap.models._fit_runner",
+    "run_gated": "cuegap.models._fit_runner",
+    "sample_nuts": "cuegap.models._fit_runner",
     "annotator_agreement": "cuegap.models._agreement",
     "BayesFit": "cuegap.models._bayes",
     "fit_bayes": "cuegap.models._bayes",
@@ -111,6 +115,7 @@ __all__ = [
     "annotator_agreement",
     "bayes_tables",
     "bootstrap",
+    "check_sampler",
     "condition_label",
     "condition_mask",
     "cue_visibility_gap",
@@ -130,6 +135,8 @@ __all__ = [
     "prior_predictive",
     "rankings",
     "recovery_accuracy",
+    "run_gated",
+    "sample_nuts",
     "sections",
     "set_section_loader",
     "status_bias",

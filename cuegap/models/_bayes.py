@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -32,10 +31,10 @@ from cuegap.models._bayes_sampling import (
     _sample_nutpie,
     _sample_pymc,
     clear_compiled_cache,
-    gate_summary,
     idata_from_bytes,
     idata_to_bytes,
 )
+from cuegap.models._fit_runner import check_sampler, run_gated
 
 if TYPE_CHECKING:
     import arviz as az
@@ -142,15 +141,22 @@ def _tidy_idata(raw: az.InferenceData, data: BayesData, settings: dict) -> az.In
     return idata
 
 
-def _gate(idata: az.InferenceData, data: BayesData, min_ess: float, max_rhat: float) -> dict:
-    """r-hat, bulk and tail ESS over all parameters and the macro gaps; divergences."""
+def _gate_input(idata: az.InferenceData, data: BayesData) -> tuple[Any, int]:
+    """What the gate checks: every parameter and the macro gaps; and the divergences."""
     import xarray as xr
 
     post = idata.posterior
     gaps = macro_gap_draws(post, data)  # (chain, draw, system)
     ds = post.assign(macro_gap=xr.DataArray(gaps, dims=("chain", "draw", "system")))
-    div = int(np.asarray(idata.sample_stats["diverging"]).sum())
-    return gate_summary(ds, div, min_ess, max_rhat)
+    return ds, int(np.asarray(idata.sample_stats["diverging"]).sum())
+
+
+#: The columns of a dilemma fit's diagnostics, in their stored order.
+DIAGNOSTICS = (
+    "attempt", "sampler", "draws", "tune", "chains", "seed", "target_accept", "r_hat_max",
+    "ess_bulk_min", "ess_tail_min", "divergences", "compile_seconds", "seconds", "passed",
+    "reason",
+)  # fmt: skip
 
 
 def fit_bayes(
@@ -223,8 +229,7 @@ def fit_bayes(
     -----
     The model and priors are stated in :data:`METHODS`.
     """
-    if sampler not in ("nutpie", "pymc"):
-        raise ValueError(f"sampler must be 'nutpie' or 'pymc', but got {sampler!r}")
+    check_sampler(sampler)
     for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
         if not isinstance(value, int | np.integer) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, but got {value!r}")
@@ -262,70 +267,28 @@ def fit_bayes(
         },
         "priors": dict(PRIORS),
     }
-    rows, idata, gate = [], None, None
-    draws_i, tune_i, ta_i, seed_i = draws, tune, target_accept, seed
-    for attempt in range(1, 3 if retry else 2):
-        if attempt == 2:
-            # the retry: twice the tuning, a smaller step size, and twice the draws when
-            # the effective sample size was what fell short
-            tune_i, ta_i, seed_i = max(2 * tune, tune + 500), max(0.95, target_accept), seed + 1
-            if gate is not None and gate["ess_bulk_min"] < min_ess:
-                draws_i = 2 * draws
-        used = sampler
-        start = time.perf_counter()
-        kw = dict(
-            draws=draws_i,
-            tune=tune_i,
-            chains=chains,
-            seed=seed_i,
-            target_accept=ta_i,
-            progress=progress,
-        )
-        note = ""
+
+    def sample(kw: dict[str, Any]) -> tuple[az.InferenceData, str, str, dict[str, Any]]:
+        used, note = sampler, ""
         if sampler == "nutpie":
             try:
-                raw, compile_s = _sample_nutpie(data, interaction, **kw)
+                raw, compile_s = _sample_nutpie(data, interaction, progress=progress, **kw)
             except Exception as exc:  # any nutpie failure falls back to PyMC
                 logger.warning("nutpie failed (%s); falling back to PyMC's NUTS", exc)
                 note = f"nutpie failed ({type(exc).__name__}: {exc}); used PyMC's NUTS"
                 used = "pymc"
-                raw, compile_s = _sample_pymc(data, interaction, **kw)
+                raw, compile_s = _sample_pymc(data, interaction, progress=progress, **kw)
         else:
-            raw, compile_s = _sample_pymc(data, interaction, **kw)
-        seconds = time.perf_counter() - start
-        idata = _tidy_idata(raw, data, settings)
-        gate = _gate(idata, data, min_ess, max_rhat)
-        rows.append(
-            {
-                "attempt": attempt,
-                "sampler": used,
-                "draws": draws_i,
-                "tune": tune_i,
-                "chains": chains,
-                "seed": seed_i,
-                "target_accept": ta_i,
-                "r_hat_max": gate["r_hat_max"],
-                "ess_bulk_min": gate["ess_bulk_min"],
-                "ess_tail_min": gate["ess_tail_min"],
-                "divergences": gate["divergences"],
-                "compile_seconds": compile_s,
-                "seconds": seconds,
-                "passed": gate["passed"],
-                "reason": gate["reason"] + (f" ({note})" if note else ""),
-            }
-        )
-        if gate["passed"]:
-            break
-    assert idata is not None and gate is not None
-    converged = bool(gate["passed"])
-    if converged:
-        message = "ok"
-    else:
-        message = (
-            f"not converged after {len(rows)} attempt(s): {gate['reason']} "
-            f"(gate: r-hat <= {max_rhat}, bulk ESS >= {min_ess:g}, no divergences)"
-        )
-    diagnostics = pd.DataFrame(rows)
+            raw, compile_s = _sample_pymc(data, interaction, progress=progress, **kw)
+        return _tidy_idata(raw, data, settings), used, note, {"compile_seconds": compile_s}
+
+    run = run_gated(
+        sample, lambda idata: _gate_input(idata, data), draws=draws, tune=tune, chains=chains,
+        seed=seed, target_accept=target_accept, retry=retry, min_ess=min_ess,
+        max_rhat=max_rhat,
+    )  # fmt: skip
+    idata, converged, message, rows = run.idata, run.converged, run.message, run.rows
+    diagnostics = pd.DataFrame(rows)[list(DIAGNOSTICS)]
     idata.attrs["cuegap_converged"] = json.dumps(converged)
     idata.attrs["cuegap_message"] = message
     idata.attrs["cuegap_diagnostics"] = diagnostics.to_json(orient="records")

@@ -13,12 +13,9 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap.audit import latest_analysis_id, load_table
+from cuegap.designs import BayesSettings
 from cuegap.designs.dilemma._analysis import analyze, analyze_bayes
-from cuegap.designs.dilemma._analysis_settings import (
-    AnalysisSettings,
-    BayesSettings,
-    settings_from_dict,
-)
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, settings_from_dict
 from cuegap.models import Policy
 from cuegap.reports._bayes import BayesResults, load_bayesian
 from cuegap.schema import (

@@ -110,6 +110,7 @@ class ConversationDesign(Design):
         bayes = kind == "conversation_bayesian"
         contrast = verdicts["contrast"].map(lambda c: CONTRAST_NAMES.get(c, c)) if (
             "contrast" in verdicts) else str(settings.get("contrast", ""))  # fmt: skip
+        contrast, verdicts = _deciding(verdicts, tables, contrast, bayes)
         rule = (
             f"flagged when some condition's contrast exceeds ±{delta:g} on every benchmark "
             f"with P >= {p:g}; passed when P(|contrast| < {delta:g} on every benchmark, for "
@@ -121,12 +122,22 @@ class ConversationDesign(Design):
             "otherwise inconclusive"
         )
         return records_frame(
-            verdicts, design=self.name, kind=kind, compared=contrast, estimate=None,
+            verdicts, design=self.name, kind=kind, compared=contrast, estimate="estimate",
             low="low", high="high", scale="shift rate",
             method=_column_or(verdicts, "method", "posterior" if bayes else "t-test"),
             gate_passed=(status == "ok") if bayes else None, rule=rule, delta=delta,
             probability=p, p_flag="p_flag", p_pass="p_pass",
         )  # fmt: skip
+
+    def shown_analysis(self, engine: Engine, analysis_id: int) -> int:
+        from cuegap.designs import analysis_kind, matching_fit
+
+        if analysis_kind(engine, analysis_id) != self.report_kind():
+            return analysis_id
+        # the settings its report matches a fit on
+        keys = ("unit", "correction", "alpha", "contrast", "delta", "policy")
+        fit = matching_fit(engine, analysis_id, "conversation_bayesian", keys)
+        return analysis_id if fit is None else fit
 
     def report_data(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
@@ -141,8 +152,8 @@ class ConversationDesign(Design):
         return conv_report_context(data), "conv_report.html.j2"
 
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+        from cuegap.designs import BayesSettings
         from cuegap.designs.conversation._reanalysis import reanalyze_conv
-        from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
         if options.boot != 1000:
             raise ValueError("--boot does not apply to the conversation design")
@@ -158,3 +169,20 @@ class ConversationDesign(Design):
 
         simulate_conv_cmd(options.out_dir, systems=options.systems, seed=options.seed,
                           scale=options.scale)  # fmt: skip
+
+
+def _deciding(verdicts: Any, tables: Mapping[str, Any], contrast: Any, bayes: bool) -> Any:
+    """What a verdict compared (the contrast at its deciding condition, when one decided)
+    and the verdicts with that condition's ``estimate``: the contrast's mean over
+    benchmarks (of the unit means, or the posterior means of a fit)."""
+    from cuegap.designs.conversation.stats._verdict import deciding_estimates
+
+    source = tables.get("conv_bayes_contrasts" if bayes else "conv_tests")
+    needed = {"system", "contrast", "condition"}
+    if source is None or not needed <= set(verdicts) or verdicts.empty:
+        return contrast, verdicts
+    verdicts = verdicts.assign(estimate=deciding_estimates(verdicts, source))
+    cond = verdicts["condition"].fillna("").astype(str)
+    names = [contrast] * len(cond) if isinstance(contrast, str) else list(contrast)
+    compared = [f"{c} at {d}" if d else c for c, d in zip(names, cond, strict=True)]
+    return compared, verdicts

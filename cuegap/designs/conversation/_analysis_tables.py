@@ -5,15 +5,16 @@ them).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pandas as pd
 
 import cuegap.designs.conversation.stats as conv_stats
+from cuegap.designs import BayesSettings, bayes_from_stored, policy_from_stored
 from cuegap.designs.conversation.stats._contrasts import CONTRASTS
 from cuegap.designs.conversation.stats._frame import ANONYMOUS, DEFAULT_PAIRS, NULL, REVEALED, UNITS
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
 from cuegap.models import Policy
 
 __all__ = ["ConvSettings", "conv_audit_tables", "conv_bayes_audit_tables", "fewest_disagreements"]
@@ -91,6 +92,23 @@ class ConvSettings:
             out |= {"bayes": self.bayes.to_dict(), "level": self.level,
                     "model_version": conv_stats.CONV_MODEL_VERSION}  # fmt: skip
         return out
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> ConvSettings:
+        """The settings :meth:`to_dict` stored: unit, correction, α, contrast, policy and,
+        for a Bayesian fit, its sampler settings and interval level (``delta`` is the
+        policy's)."""
+        base = cls()
+        bayes = bayes_from_stored(stored)
+        return cls(
+            unit=stored.get("unit", base.unit),
+            bh=stored.get("correction") == "bh",
+            alpha=float(stored.get("alpha", base.alpha)),
+            contrast=str(stored.get("contrast", base.contrast)),
+            policy=policy_from_stored(stored),
+            bayes=bayes,
+            level=float(stored.get("level", base.level)) if bayes is not None else base.level,
+        )
 
 
 def fewest_disagreements(counts: pd.DataFrame, *, contrast: str = "demo_rc_base_pair") -> pd.Series:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from cuegap._terminal import safe
 from cuegap.cli._common import _steps, console, err
+from cuegap.cli._verdicts import print_verdicts
 
 
 def analyze_conv(
@@ -26,8 +27,8 @@ def analyze_conv(
 ) -> int:
     """Run and print a conversation analysis (and its Bayesian fit with ``bayes``); returns
     its id."""
+    from cuegap.designs import BayesSettings
     from cuegap.designs.conversation._analysis import ConvSettings, analyze_conversation
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
     b = BayesSettings(draws=draws, tune=draws, chains=chains, seed=seed) if bayes else None
     settings = ConvSettings(unit=unit or "persona", bh=bh, policy=policy, bayes=b)  # type: ignore[arg-type]
@@ -54,7 +55,7 @@ def analyze_conv(
                 str(r.negative), str(r.positive),
             )  # fmt: skip
         console.print(table)
-    _print_verdicts(result.tables["verdicts"], "Verdicts (t-tests)")
+    print_verdicts(engine, int(result.id), "Verdicts (t-tests)")
     console.print(
         "Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(result.tables))
     )
@@ -62,7 +63,7 @@ def analyze_conv(
         return int(result.id)
     state = "converged" if result.converged else "[red]did not converge[/]"
     console.print(f"Conversation Bayesian analysis {result.bayes_id}: {state}")
-    _print_verdicts(result.bayes_tables["verdicts"], "Verdicts (posterior)")
+    print_verdicts(engine, int(result.bayes_id), "Verdicts (posterior)")
     if not result.converged:
         console.print(
             "The fit missed the convergence gate, so every verdict above is inconclusive. "
@@ -71,10 +72,3 @@ def analyze_conv(
             highlight=False,
         )
     return int(result.id)
-
-
-def _print_verdicts(verdicts: Any, title: str) -> None:
-    table = Table("system", "verdict", "reason", title=title)
-    for r in verdicts.itertuples():
-        table.add_row(safe(r.system), safe(r.verdict), safe(r.reason))
-    console.print(table)

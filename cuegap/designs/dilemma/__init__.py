@@ -107,6 +107,25 @@ class DilemmaDesign(Design):
             p_flag="p_gap_gt_delta", p_pass="p_abs_lt_delta",
         )  # fmt: skip
 
+    def shown_analysis(self, engine: Engine, analysis_id: int) -> int:
+        from sqlalchemy import select
+
+        from cuegap.designs.dilemma._analysis import bayes_answering
+        from cuegap.designs.dilemma._analysis_settings import settings_from_dict
+        from cuegap.schema import Analysis
+
+        with engine.connect() as conn:
+            row = conn.execute(
+                select(Analysis.kind, Analysis.data_fingerprint, Analysis.settings).where(
+                    Analysis.id == analysis_id
+                )
+            ).one()
+        if row.kind != self.report_kind():
+            return analysis_id
+        settings = settings_from_dict(row.settings or {})
+        fit, _ = bayes_answering(engine, row.data_fingerprint, settings)
+        return analysis_id if fit is None else fit
+
     def report_analysis(self, engine: Engine) -> int | None:
         """The newest frequentist analysis; None lets the report run one with defaults."""
         from cuegap.audit import latest_analysis_id
@@ -126,7 +145,7 @@ class DilemmaDesign(Design):
         return report_context(data), "report.html.j2"
 
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
-        from cuegap.designs.dilemma._analysis_settings import BayesSettings
+        from cuegap.designs import BayesSettings
         from cuegap.designs.dilemma._cli import dilemma_settings
         from cuegap.reanalysis import default_renderer, reanalyze
 

@@ -27,11 +27,11 @@ from cuegap.audit._store import (
     load_idata,
     save_analysis,
 )
+from cuegap.designs import BayesSettings
 from cuegap.designs.dilemma._analysis_formats import TABLE as FORMATS_TABLE
 from cuegap.designs.dilemma._analysis_formats import apply_formats
 from cuegap.designs.dilemma._analysis_settings import (
     AnalysisSettings,
-    BayesSettings,
     Progress,
     resolve_conditions,
     settings_from_dict,

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from cuegap.designs import BayesSettings, policy_from_stored
 from cuegap.models import Policy, condition_label, condition_mask
 
 Condition = tuple[str, str | None]
@@ -71,6 +72,22 @@ class AnalysisSettings:
             "frequentist_version": FREQUENTIST_VERSION,
         }
 
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> AnalysisSettings:
+        """The settings :meth:`to_dict` stored (defaults for keys an older cuegap did not
+        store; ``chosen`` is not stored: the settings actually used are)."""
+        base = cls()
+        return cls(
+            explicit=tuple(stored.get("explicit", base.explicit)),  # type: ignore[arg-type]
+            implicit=tuple(stored.get("implicit", base.implicit)),  # type: ignore[arg-type]
+            consequences=bool(stored.get("consequences", base.consequences)),
+            n_boot=int(stored.get("n_boot", base.n_boot)),
+            seed=int(stored.get("seed", base.seed)),
+            level=float(stored.get("level", base.level)),
+            policy=policy_from_stored(stored),
+            covariates=tuple(stored.get("covariates", base.covariates)),
+        )
+
 
 #: Text levels of system covariates, lowest first, that the analysis codes 1, 2, 3, ... for
 #: the gap regression (seed 000's alignment tier); other text covariates are an error
@@ -96,19 +113,9 @@ def parse_condition(text: str) -> Condition:
 
 
 def settings_from_dict(stored: Mapping[str, Any]) -> AnalysisSettings:
-    """Rebuild :class:`AnalysisSettings` from the JSON stored with an analysis."""
-    base = AnalysisSettings()
-    pol = stored.get("policy") or {}
-    return AnalysisSettings(
-        explicit=tuple(stored.get("explicit", base.explicit)),  # type: ignore[arg-type]
-        implicit=tuple(stored.get("implicit", base.implicit)),  # type: ignore[arg-type]
-        consequences=bool(stored.get("consequences", base.consequences)),
-        n_boot=int(stored.get("n_boot", base.n_boot)),
-        seed=int(stored.get("seed", base.seed)),
-        level=float(stored.get("level", base.level)),
-        policy=Policy.from_dict(pol),
-        covariates=tuple(stored.get("covariates", base.covariates)),
-    )
+    """Rebuild :class:`AnalysisSettings` from the JSON stored with an analysis
+    (:meth:`AnalysisSettings.from_dict`)."""
+    return AnalysisSettings.from_dict(stored)
 
 
 def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> AnalysisSettings:
@@ -167,45 +174,6 @@ def resolve_conditions(decisions: pd.DataFrame, settings: AnalysisSettings) -> A
                 "--consequences / --no-consequences"
             )
     return replace(settings, explicit=pair[0], implicit=pair[1], consequences=consequences)
-
-
-@dataclass(frozen=True, slots=True)
-class BayesSettings:
-    """How the hierarchical Bayesian model is sampled (see :func:`cuegap.models.fit_bayes`)."""
-
-    draws: int = 1000
-    tune: int = 1000
-    chains: int = 4
-    seed: int = 2026
-    sampler: str = "nutpie"
-
-    def fit_kwargs(self, *, seed: int | None = None) -> dict[str, Any]:
-        """The keyword arguments ``analyze --bayes`` passes to the fitting functions
-        (:func:`cuegap.models.fit_bayes`, :func:`cuegap.designs.qa.stats.fit_qa_bayes`); target
-        acceptance, the retry and the convergence gate are those functions' defaults.
-
-        Parameters
-        ----------
-        seed : int, optional
-            Overrides :attr:`seed` (the validation benchmarks give each audit its own).
-        """
-        return {
-            "draws": self.draws,
-            "tune": self.tune,
-            "chains": self.chains,
-            "seed": self.seed if seed is None else seed,
-            "sampler": self.sampler,
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready settings."""
-        return {
-            "draws": self.draws,
-            "tune": self.tune,
-            "chains": self.chains,
-            "seed": self.seed,
-            "sampler": self.sampler,
-        }
 
 
 __all__ = [

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from cuegap._terminal import safe
 from cuegap.cli._common import _steps, console, err
+from cuegap.cli._verdicts import print_verdicts
 from cuegap.designs import AnalyzeOptions, SimulateOptions
 
 
@@ -58,6 +59,7 @@ def analyze_dilemma(engine: Any, options: AnalyzeOptions) -> int:
             data = load_store_data(engine)
         result = run_analysis(engine, settings, force=options.force, progress=step, data=data)
     print_analysis(result)
+    print_verdicts(engine, int(result.id), "Verdicts (bootstrap)")
     newest = latest_analysis_id(engine, "frequentist")
     if result.reused and newest != result.id:
         console.print(
@@ -119,8 +121,8 @@ def run_bayes(
     engine: Any, settings: Any, *, draws: int, chains: int, force: bool, data: Any = None
 ) -> Any:
     """Fit and print the dilemma design's hierarchical Bayesian model."""
+    from cuegap.designs import BayesSettings
     from cuegap.designs.dilemma._analysis import analyze_bayes
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
 
     console.rule("Bayesian fit")
     fit = analyze_bayes(
@@ -135,11 +137,7 @@ def run_bayes(
     how = "reused" if fit.reused else "stored"
     state = "converged" if fit.status == "ok" else "[red]did not converge[/]"
     console.print(f"Bayesian analysis {fit.id} {how}: {state}")
-    verdicts = fit.tables["verdicts"]
-    table = Table("system", "verdict", "reason", title="Verdicts (posterior)")
-    for r in verdicts.itertuples():
-        table.add_row(safe(r.system), safe(r.verdict), safe(r.reason))
-    console.print(table)
+    print_verdicts(engine, int(fit.id), "Verdicts (posterior)")
     if fit.status != "ok":
         console.print(
             "The fit missed the convergence gate, so every verdict above is inconclusive. "

@@ -107,14 +107,12 @@ class PromptVarianceDesign(Design):
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
     ) -> Any:
         from cuegap.designs._settings import stored_settings
-        from cuegap.designs.prompt_variance._analysis import analyze_prompt_variance
-        from cuegap.designs.prompt_variance._reanalysis import settings_from_stored
+        from cuegap.designs.prompt_variance._analysis import PVSettings, analyze_prompt_variance
         from cuegap.designs.prompt_variance._report import build_pv_report
 
         if policy is not None:
-            settings = replace(
-                settings_from_stored(stored_settings(engine, analysis_id)), policy=policy
-            )
+            stored = PVSettings.from_dict(stored_settings(engine, analysis_id))
+            settings = replace(stored, policy=policy)
             analysis_id = analyze_prompt_variance(engine, settings, progress=progress).id
         return build_pv_report(engine, analysis_id=analysis_id, progress=progress)
 
@@ -124,7 +122,7 @@ class PromptVarianceDesign(Design):
         return pv_report_context(data), "pv_report.html.j2"
 
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
-        from cuegap.designs.dilemma._analysis_settings import BayesSettings
+        from cuegap.designs import BayesSettings
         from cuegap.designs.prompt_variance._analysis import PVSettings
         from cuegap.designs.prompt_variance._reanalysis import reanalyze_pv
 

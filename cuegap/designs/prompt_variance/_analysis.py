@@ -27,7 +27,7 @@ stored apart, as kind ``pv_bayesian`` (:mod:`cuegap.designs.prompt_variance._ana
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from sqlalchemy.engine import Engine
 
 import cuegap.designs.prompt_variance.stats as pv_stats
 from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
+from cuegap.designs import policy_from_stored
 from cuegap.designs.prompt_variance._analysis_sensitivity import cue_gap_formats
 from cuegap.designs.prompt_variance._analysis_verdicts import pv_verdict_table
 from cuegap.models import Policy
@@ -96,6 +97,18 @@ class PVSettings:
         out["factors"] = None if self.factors is None else list(self.factors)
         out["design"] = "prompt-variance"
         return out
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> PVSettings:
+        """The settings :meth:`to_dict` stored (its resolved factors)."""
+        factors = stored.get("factors")
+        return cls(
+            factors=tuple(factors) if factors else None,
+            alpha=float(stored.get("alpha", 0.05)),
+            level=float(stored.get("level", 0.95)),
+            strategy=str(stored.get("strategy", "zero-shot")),
+            policy=policy_from_stored(stored),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine
 
 import cuegap.designs.prompt_variance.stats as pv_stats
 from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs import BayesSettings
 from cuegap.designs.prompt_variance._analysis import PVSettings, _factors, runs_of
 from cuegap.designs.prompt_variance._analysis_sensitivity import cue_gap_runs
 

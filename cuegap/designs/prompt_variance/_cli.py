@@ -10,6 +10,7 @@ from rich.table import Table
 
 from cuegap._terminal import safe
 from cuegap.cli._common import _progress, _steps, console, err
+from cuegap.cli._verdicts import print_verdicts
 
 
 def parse_factors(text: str | None) -> tuple[str, ...] | None:
@@ -84,28 +85,13 @@ def analyze_pv(engine: Any, policy: Any, *, factors: str | None, strategy: str, 
                 sens,
             )
         console.print(table)
-    verdicts = result.tables.get("verdicts")
-    if verdicts is not None:
-        print_pv_verdicts(verdicts)
+    if "verdicts" in result.tables:
+        none = "Verdicts: no signed bias score (BBQ) to judge in this store."
+        print_verdicts(engine, int(result.id), "Verdicts (formats)", empty=none)
     console.print(
         "Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(result.tables))
     )
     return result
-
-
-def print_pv_verdicts(verdicts: Any) -> None:
-    """The stored ``verdicts`` table, one row per system × headline score."""
-    from cuegap.designs.prompt_variance.stats._verdict import SCORE_LABELS
-
-    if not len(verdicts):
-        console.print("Verdicts: no signed bias score (BBQ) to judge in this store.")
-        return
-    table = Table("system", "score", "verdict", "estimate", "reason", title="Verdicts (formats)")
-    for r in verdicts.itertuples():
-        est = "–" if r.estimate != r.estimate else f"{r.estimate:+.3f}"
-        label = SCORE_LABELS.get(r.score, r.score)
-        table.add_row(safe(r.system), safe(label), safe(r.verdict), est, safe(r.reason))
-    console.print(table)
 
 
 def analyze_pv_bayes(
@@ -120,7 +106,7 @@ def analyze_pv_bayes(
     seed: int,
 ) -> Any:
     """Fit, store and print the hierarchical variance-components model."""
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs import BayesSettings
     from cuegap.designs.prompt_variance._analysis import PVSettings
     from cuegap.designs.prompt_variance._analysis_bayes import analyze_pv_bayes as run
 

@@ -8,29 +8,29 @@ newest reported prompt-variance analysis; when nothing changed, write nothing; o
 re-analyse, compare with the last signed prompt-variance report, and render a new version
 of the prompt-variance report with a "what changed" section.
 
-What is compared: where the store has an explicit vs implicit contrast, each system's gap
-across prompt formats (``pv_cue_gap_formats``) and whether it is format-sensitive; a
-system's "verdict" is then ``format-sensitive`` or ``not format-sensitive``, and a gap
-moved when it changed by more than twice the combined standard error of the two.
-Without such a contrast there is nothing per system to compare, and no changes table.
+What is compared: the verdict records of the two analyses
+(:func:`cuegap.changes.changes_since_signed`), one per system and headline score (does
+the score survive the prompt format?): the decision, and the score's mean over prompt
+combinations, which moved when it changed by more than twice the combined standard error
+of the two (each from its record's interval).
 
 With ``--bayes`` the variance-components model is refitted too, before the report is
 rendered, so that the new report version shows the fit of the new data. The comparison
-stays on the classical gaps: the format-sensitivity verdict is the classical spread's.
+stays on the stored verdicts, which the report shows: those of the prompt-variance
+analysis.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.audit._store import _frame_digest, load_table
+from cuegap.audit._store import _frame_digest
+from cuegap.changes import changes_since_signed
 from cuegap.compliance import store_lock
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs import BayesSettings
 from cuegap.designs.prompt_variance._analysis import (
     KIND,
     PVSettings,
@@ -38,24 +38,8 @@ from cuegap.designs.prompt_variance._analysis import (
     analyze_prompt_variance,
     runs_of,
 )
-from cuegap.models import Policy
-from cuegap.reanalysis import Reanalysis, compare_verdicts, publish_report, what_changed
+from cuegap.reanalysis import Reanalysis, publish_report, what_changed
 from cuegap.schema import Analysis, Report, SignOff
-
-GAPS = "pv_cue_gap_formats"
-
-
-def settings_from_stored(stored: dict[str, Any]) -> PVSettings:
-    """The :class:`PVSettings` an analysis was stored with (its resolved factors)."""
-    pol = stored.get("policy") or {}
-    factors = stored.get("factors")
-    return PVSettings(
-        factors=tuple(factors) if factors else None,
-        alpha=float(stored.get("alpha", 0.05)),
-        level=float(stored.get("level", 0.95)),
-        strategy=str(stored.get("strategy", "zero-shot")),
-        policy=Policy.from_dict(pol),
-    )
 
 
 def pv_fingerprints(engine: Engine, settings: PVSettings) -> dict[str, str]:
@@ -84,31 +68,6 @@ def _newest(engine: Engine, *, reported: bool = False, signed: bool = False) -> 
     with engine.connect() as conn:
         found = conn.execute(stmt.limit(1)).scalar()
     return None if found is None else int(found)
-
-
-def gap_verdicts(gaps: pd.DataFrame) -> pd.DataFrame:
-    """``pv_cue_gap_formats`` as a verdict table for :func:`cuegap.reanalysis.compare_verdicts`:
-    ``verdict`` (``format-sensitive`` / ``not format-sensitive`` / ``undetermined``), ``gap``
-    and its 90 % interval gap ± 1.645 se (se: decoding noise only)."""
-    names = {True: "format-sensitive", False: "not format-sensitive"}
-    verdict = ["undetermined" if pd.isna(x) else names[bool(x)] for x in gaps["format_sensitive"]]
-    se = pd.to_numeric(gaps["se"], errors="coerce").fillna(0.0)
-    return pd.DataFrame(
-        {
-            "system": gaps["system"].to_numpy(),
-            "verdict": verdict,
-            "gap": gaps["gap"].to_numpy(float),
-            "gap_low": (gaps["gap"] - 1.645 * se).to_numpy(float),
-            "gap_high": (gaps["gap"] + 1.645 * se).to_numpy(float),
-        }
-    )
-
-
-def _gaps_of(engine: Engine, analysis_id: int) -> pd.DataFrame | None:
-    try:
-        return load_table(engine, GAPS, analysis_id)
-    except (KeyError, LookupError, ValueError):
-        return None
 
 
 def reanalyze_pv(
@@ -160,13 +119,7 @@ def reanalyze_pv(
             from cuegap.designs.prompt_variance._analysis_bayes import analyze_pv_bayes
 
             result.bayes_analysis_id = analyze_pv_bayes(engine, settings, bayes).id
-        signed = _newest(engine, signed=True)
-        new = analysis.tables.get(GAPS)
-        old = _gaps_of(engine, signed) if signed is not None else None
-        if old is not None and new is not None:
-            result.changes = compare_verdicts(
-                gap_verdicts(old), gap_verdicts(new), unit="bias score"
-            )
+        result.changes = changes_since_signed(engine, analysis.id)
         if render:
             published = publish_report(engine, analysis.id, out_dir, changes=result.changes)
             result.reports = [path for path, _ in published.values()]

@@ -115,6 +115,15 @@ class QADesign(Design):
             p_flag="p_gap_gt_delta", p_pass="p_abs_lt_delta",
         )  # fmt: skip
 
+    def shown_analysis(self, engine: Engine, analysis_id: int) -> int:
+        from cuegap.designs._settings import analysis_kind, matching_fit
+
+        if analysis_kind(engine, analysis_id) != self.report_kind():
+            return analysis_id
+        keys = ("delta", "strategy", "policy")  # as its report picks the fit
+        fit = matching_fit(engine, analysis_id, "qa_bayesian", keys)
+        return analysis_id if fit is None else fit
+
     def report_data(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
     ) -> Any:
@@ -123,9 +132,8 @@ class QADesign(Design):
         from cuegap.designs.qa._report import build_qa_report
 
         if policy is not None:
-            stored = stored_settings(engine, analysis_id)
-            keep = {k: stored[k] for k in ("strategy", "n_boot", "seed") if k in stored}
-            settings = replace(QASettings(**keep), policy=policy)
+            stored = QASettings.from_dict(stored_settings(engine, analysis_id))
+            settings = replace(stored, policy=policy)
             analysis_id = analyze_qa(engine, settings, progress=progress).id
         return build_qa_report(engine, analysis_id=analysis_id, progress=progress)
 
@@ -135,7 +143,7 @@ class QADesign(Design):
         return qa_report_context(data), "qa_report.html.j2"
 
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
-        from cuegap.designs.dilemma._analysis_settings import BayesSettings
+        from cuegap.designs import BayesSettings
         from cuegap.designs.qa._cli import qa_settings
         from cuegap.designs.qa._reanalysis import reanalyze_qa
 

@@ -21,7 +21,7 @@ per-system spread is stored as ``qa_cue_gap_formats``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -32,7 +32,7 @@ from sqlalchemy.engine import Engine
 import cuegap.designs.qa.stats as qa_stats
 from cuegap import models
 from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs import BayesSettings, policy_from_stored
 from cuegap.models import Policy
 from cuegap.schema import AnalysisTable
 
@@ -86,6 +86,17 @@ class QASettings:
         out["delta"] = self.delta
         out["design"] = KIND
         return out
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> QASettings:
+        """The settings :meth:`to_dict` stored (``delta`` and ``design`` are derived)."""
+        base = cls()
+        return cls(
+            policy=policy_from_stored(stored),
+            strategy=str(stored.get("strategy", base.strategy)),
+            n_boot=int(stored.get("n_boot", base.n_boot)),
+            seed=int(stored.get("seed", base.seed)),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from cuegap._terminal import safe
 from cuegap.cli._common import _progress, _steps, console, err
+from cuegap.cli._verdicts import print_verdicts
 from cuegap.designs import AnalyzeOptions, SimulateOptions
 
 
@@ -25,7 +26,7 @@ def qa_settings(options: AnalyzeOptions, *, seed: int | None = None) -> Any:
 
 def analyze_qa(engine: Any, options: AnalyzeOptions) -> int:
     """Run and print a QA analysis (and its Bayesian fit with ``--bayes``)."""
-    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.designs import BayesSettings
     from cuegap.designs.qa._analysis import analyze_qa, analyze_qa_bayes
 
     settings = qa_settings(options)
@@ -41,7 +42,7 @@ def analyze_qa(engine: Any, options: AnalyzeOptions) -> int:
         f"Gap G = S_amb(implicit) - S_amb(explicit) under {safe(settings.strategy)}; "
         f"δ = {settings.delta:g} on the bias-score scale."
     )
-    print_qa_verdicts(result.tables["verdicts"], "Verdicts (bootstrap)")
+    print_verdicts(engine, int(result.id), "Verdicts (bootstrap)")
     console.print(
         "Tables (cuegap export NAME --out FILE.csv|.parquet): " + safe(", ".join(result.tables))
     )
@@ -60,7 +61,7 @@ def analyze_qa(engine: Any, options: AnalyzeOptions) -> int:
     ok = bool(diag["passed"].iloc[-1])
     state = "converged" if ok else "[red]did not converge[/]"
     console.print(f"QA Bayesian analysis {fit.id} {'reused' if fit.reused else 'stored'}: {state}")
-    print_qa_verdicts(fit.tables["verdicts"], "Verdicts (posterior)")
+    print_verdicts(engine, int(fit.id), "Verdicts (posterior)")
     if not ok:
         console.print(
             "The fit missed the convergence gate, so every verdict above is inconclusive. "
@@ -69,15 +70,6 @@ def analyze_qa(engine: Any, options: AnalyzeOptions) -> int:
             highlight=False,
         )
     return int(result.id)
-
-
-def print_qa_verdicts(verdicts: Any, title: str) -> None:
-    """One row per system: the verdict, the gap G and the reason."""
-    table = Table("system", "verdict", "G", "reason", title=title)
-    for r in verdicts.itertuples():
-        gap = "" if r.gap != r.gap else f"{r.gap:+.3f}"
-        table.add_row(safe(r.system), safe(r.verdict), gap, safe(r.reason))
-    console.print(table)
 
 
 def simulate_qa(options: SimulateOptions) -> None:

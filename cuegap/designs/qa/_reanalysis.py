@@ -3,20 +3,21 @@
 The same contract as :mod:`cuegap.reanalysis` for the dilemma design: under the store's
 ``reanalyze`` lock, compare each system's fingerprint of the QA count table with the
 newest reported QA analysis; when nothing changed, write nothing; otherwise re-analyse
-(and refit the Bayesian model when asked), compare the verdicts with those of the last
-signed QA report, and render a new report version with a "what changed" section.
+(and refit the Bayesian model when asked), compare the verdict records each report shows
+with those of the last signed QA report (:func:`cuegap.changes.changes_since_signed`), and
+render a new report version with a "what changed" section.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from cuegap.changes import changes_since_signed
 from cuegap.compliance import store_lock
-from cuegap.designs.dilemma._analysis_settings import BayesSettings
+from cuegap.designs import BayesSettings
 from cuegap.designs.qa._analysis import (
     QASettings,
     _read_counts,
@@ -25,8 +26,8 @@ from cuegap.designs.qa._analysis import (
     analyze_qa_bayes,
     check_strategy,
 )
-from cuegap.reanalysis import Reanalysis, compare_verdicts, publish_report, what_changed
-from cuegap.schema import Analysis, Report, SignOff
+from cuegap.reanalysis import Reanalysis, publish_report, what_changed
+from cuegap.schema import Analysis, Report
 
 KIND = "qa"
 
@@ -44,30 +45,6 @@ def _reference(engine: Engine) -> int | None:
     with engine.connect() as conn:
         found = conn.execute(reported).scalar() or conn.execute(newest.limit(1)).scalar()
     return None if found is None else int(found)
-
-
-def _last_signed(engine: Engine) -> int | None:
-    """The QA analysis behind the newest signed QA report."""
-    stmt = (
-        select(Report.analysis_id)
-        .join(SignOff, SignOff.report_id == Report.id)
-        .join(Analysis, Analysis.id == Report.analysis_id)
-        .where(Analysis.kind == KIND)
-        .order_by(SignOff.seq.desc())
-        .limit(1)
-    )
-    with engine.connect() as conn:
-        found = conn.execute(stmt).scalar()
-    return None if found is None else int(found)
-
-
-def _shown_verdicts(engine: Engine, analysis_id: int) -> pd.DataFrame:
-    """The verdicts a report of this QA analysis showed (the Bayesian fit's when the report
-    used one, as :func:`cuegap.designs.qa._report.build_qa_report` picks it)."""
-    from cuegap.designs.qa._report import build_qa_report
-
-    data = build_qa_report(engine, analysis_id=analysis_id)
-    return data.bayes["verdicts"] if data.bayes else data.tables["verdicts"]
 
 
 def reanalyze_qa(
@@ -108,16 +85,10 @@ def reanalyze_qa(
             return result
         analysis = analyze_qa(engine, settings)
         result.analysis_id = analysis.id
-        verdicts = analysis.tables["verdicts"]
         if bayes is not None:
-            fit = analyze_qa_bayes(engine, settings, bayes)
-            result.bayes_analysis_id = fit.id
-            if fit.tables["qa_bayes_diagnostics"]["passed"].iloc[-1]:
-                verdicts = fit.tables["verdicts"]
-        signed = _last_signed(engine)
-        if signed is not None:
-            old = _shown_verdicts(engine, signed)
-            result.changes = compare_verdicts(old, verdicts, unit="bias score")
+            result.bayes_analysis_id = analyze_qa_bayes(engine, settings, bayes).id
+        # the verdicts each report shows: a fit's, passed or missed (then inconclusive)
+        result.changes = changes_since_signed(engine, analysis.id)
         if render:
             published = publish_report(engine, analysis.id, out_dir, changes=result.changes)
             result.reports = [path for path, _ in published.values()]

@@ -43,7 +43,9 @@ from scipy import stats
 
 from cuegap.designs.conversation.stats._contrasts import CONTRASTS
 
-__all__ = ["CONDITION_KEYS", "VERDICT_COLUMNS", "condition_label", "conv_verdicts"]
+__all__ = [
+    "CONDITION_KEYS", "VERDICT_COLUMNS", "condition_label", "conv_verdicts", "deciding_estimates",
+]  # fmt: skip
 
 #: The keys of one evaluation condition within a system.
 CONDITION_KEYS = ["demographic", "reference", "instantiation"]
@@ -65,6 +67,41 @@ def condition_label(demographic: Any, reference: Any, instantiation: Any) -> str
     """``black vs white, human``; ``older, human-ai`` when there is no reference."""
     who = f"{demographic}" if str(reference) == "-" else f"{demographic} vs {reference}"
     return f"{who}, {instantiation}"
+
+
+def deciding_estimates(verdicts: pd.DataFrame, contrasts: pd.DataFrame) -> list[float]:
+    """Each verdict's estimate: its deciding condition's contrast, mean over benchmarks.
+
+    Parameters
+    ----------
+    verdicts : DataFrame
+        ``system``, ``contrast``, ``condition`` (the deciding condition's label, empty
+        when none decided).
+    contrasts : DataFrame
+        One row per system × contrast × condition × benchmark with ``demographic``,
+        ``reference``, ``instantiation`` and ``mean`` (``conv_tests``: the mean of the unit
+        means; ``conv_bayes_contrasts``: the posterior mean).
+
+    Returns
+    -------
+    list of float
+        One per verdict row; NaN without a deciding condition.
+    """
+    labels = [
+        condition_label(d, r, i)
+        for d, r, i in zip(
+            contrasts["demographic"], contrasts["reference"], contrasts["instantiation"],
+            strict=True,
+        )
+    ]  # fmt: skip
+    means = contrasts.assign(condition=labels).groupby(["system", "contrast", "condition"])
+    mean = means["mean"].mean()
+    out = []
+    for v in verdicts.itertuples(index=False):
+        key = (v.system, v.contrast, v.condition)
+        found = isinstance(v.condition, str) and key in mean
+        out.append(float(mean[key]) if found else math.nan)
+    return out
 
 
 def check_policy(delta: float, probability: float, contrast: str) -> None:

@@ -13,12 +13,11 @@ gate is marked ``converged = False`` in every table row.
 from __future__ import annotations
 
 import logging
-import os
-import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,8 +31,8 @@ from cuegap.designs.prompt_variance.stats._bayes_model import (
     pv_bayes_draws,
 )
 from cuegap.designs.prompt_variance.stats._frame import BY, as_names, check_table
-from cuegap.models._bayes_model import GATE, quiet
-from cuegap.models._bayes_sampling import gate_summary
+from cuegap.models import check_sampler, run_gated, sample_nuts
+from cuegap.models._bayes_model import GATE
 
 logger = logging.getLogger(__name__)
 PV_BAYES_VERSION = "pv-components-1"
@@ -85,32 +84,13 @@ def _compiled(data: PVBayesData) -> Any:
 
 
 def _sample(data: PVBayesData, sampler: str, **kw: Any) -> tuple[Any, str, str]:
-    import pymc as pm
+    build = partial(build_pv_bayes_model, data)
+    compiled = partial(_compiled, data) if sampler == "nutpie" else None
+    return sample_nuts(build, sampler, compiled=compiled, **kw)
 
-    cores = min(kw["chains"], os.cpu_count() or 1)
-    note = ""
-    if sampler == "nutpie":
-        try:
-            import nutpie
 
-            with quiet(kw["progress"]):
-                idata = nutpie.sample(
-                    _compiled(data), draws=kw["draws"], tune=kw["tune"], chains=kw["chains"],
-                    cores=cores, seed=kw["seed"], progress_bar=kw["progress"],
-                    target_accept=kw["target_accept"],
-                )  # fmt: skip
-            return idata, "nutpie", ""
-        except Exception as exc:  # any nutpie failure falls back to PyMC
-            logger.warning("nutpie failed (%s); falling back to PyMC's NUTS", exc)
-            note = f"nutpie failed ({type(exc).__name__}: {exc}); used PyMC's NUTS"
-    with quiet(kw["progress"]), build_pv_bayes_model(data):
-        idata = pm.sample(
-            draws=kw["draws"], tune=kw["tune"], chains=kw["chains"], cores=cores,
-            random_seed=kw["seed"], progressbar=kw["progress"],
-            target_accept=kw["target_accept"], compute_convergence_checks=False,
-            nuts_sampler="pymc",
-        )  # fmt: skip
-    return idata, "pymc", note
+def _gate_input(data: PVBayesData, idata: Any) -> tuple[Any, int]:
+    return _gated(idata, data), int(np.asarray(idata.sample_stats["diverging"]).sum())
 
 
 def _gated(idata: Any, data: PVBayesData) -> Any:
@@ -165,8 +145,7 @@ def fit_pv_bayes(
     -------
     PVBayesFit
     """
-    if sampler not in ("nutpie", "pymc"):
-        raise ValueError(f"sampler must be 'nutpie' or 'pymc', but got {sampler!r}")
+    check_sampler(sampler)
     factors, by = as_names(factors, "factors"), as_names(by, "by")
     if model_by not in by:
         raise ValueError(f"model_by {model_by!r} must be one of the keys by={by}")
@@ -182,32 +161,15 @@ def fit_pv_bayes(
     fits, rows = {}, []
     for name, part in df.groupby(model_by, sort=True):
         data = prepare_pv_bayes(part, keys=keys, factors=factors, value=value)
-        kw = dict(draws=draws, tune=tune, chains=chains, seed=seed, target_accept=target_accept)
-        idata = gate = None
-        for attempt in range(1, 3 if retry else 2):
-            if attempt == 2:
-                kw |= dict(tune=max(2 * tune, tune + 500), seed=seed + 1,
-                           target_accept=max(0.95, target_accept))  # fmt: skip
-                if gate is not None and gate["ess_bulk_min"] < min_ess:
-                    kw["draws"] = 2 * draws
-            start = time.perf_counter()
-            idata, used, note = _sample(data, sampler, progress=progress, **kw)
-            seconds = time.perf_counter() - start
-            divergences = int(np.asarray(idata.sample_stats["diverging"]).sum())
-            gate = gate_summary(_gated(idata, data), divergences, min_ess, max_rhat)
-            rows.append({model_by: name, "attempt": attempt, "sampler": used, **kw,
-                         "seconds": seconds, **{k: gate[k] for k in (
-                             "r_hat_max", "ess_bulk_min", "ess_tail_min", "divergences",
-                             "passed")},
-                         "reason": gate["reason"] + (f" ({note})" if note else "")})  # fmt: skip
-            if gate["passed"]:
-                break
-        assert idata is not None and gate is not None
-        ok = bool(gate["passed"])
-        message = "ok" if ok else (
-            f"{model_by} {name}: not converged after {attempt} attempt(s): {gate['reason']} "
-            f"(gate: r-hat <= {max_rhat}, bulk ESS >= {min_ess:g}, no divergences)"
+        run = run_gated(
+            lambda kw: (*_sample(data, sampler, progress=progress, **kw), {}),  # noqa: B023
+            partial(_gate_input, data),
+            draws=draws, tune=tune, chains=chains, seed=seed, target_accept=target_accept,
+            retry=retry, min_ess=min_ess, max_rhat=max_rhat, first={model_by: name},
+            what=f"{model_by} {name}: ",
         )  # fmt: skip
+        rows += run.rows
+        idata, ok, message = run.idata, run.converged, run.message
         fits[str(name)] = (idata, data, ok, message)
     settings["model_by_values"] = list(fits)
     return PVBayesFit(fits, pd.DataFrame(rows), keys, settings)

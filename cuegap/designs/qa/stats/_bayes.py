@@ -42,8 +42,6 @@ removes for about 10 % more time.
 from __future__ import annotations
 
 import logging
-import os
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +50,8 @@ import pandas as pd
 
 from cuegap.designs.qa.stats._bayes_data import CUES, QABayesData, prepare_qa_counts
 from cuegap.designs.qa.stats._bayes_model import QA_PRIORS, build_qa_model, qa_draws
-from cuegap.models._bayes_model import GATE, quiet
-from cuegap.models._bayes_sampling import gate_summary
+from cuegap.models import check_sampler, run_gated, sample_nuts
+from cuegap.models._bayes_model import GATE
 
 if TYPE_CHECKING:
     import arviz as az
@@ -72,38 +70,6 @@ class QABayesFit:
     message: str
     diagnostics: pd.DataFrame
     settings: dict = field(default_factory=dict)
-
-
-def _sample(data: QABayesData, sampler: str, **kw: Any) -> tuple[Any, str, str]:
-    import pymc as pm
-
-    model = build_qa_model(data)
-    cores = min(kw["chains"], os.cpu_count() or 1)
-    if sampler == "nutpie":
-        try:
-            import nutpie
-
-            with quiet(kw["progress"]):
-                compiled = nutpie.compile_pymc_model(model)
-                idata = nutpie.sample(
-                    compiled, draws=kw["draws"], tune=kw["tune"], chains=kw["chains"],
-                    cores=cores, seed=kw["seed"], progress_bar=kw["progress"],
-                    target_accept=kw["target_accept"],
-                )  # fmt: skip
-            return idata, "nutpie", ""
-        except Exception as exc:  # any nutpie failure falls back to PyMC
-            logger.warning("nutpie failed (%s); falling back to PyMC's NUTS", exc)
-            note = f"nutpie failed ({type(exc).__name__}: {exc}); used PyMC's NUTS"
-    else:
-        note = ""
-    with quiet(kw["progress"]), model:
-        idata = pm.sample(
-            draws=kw["draws"], tune=kw["tune"], chains=kw["chains"], cores=cores,
-            random_seed=kw["seed"], progressbar=kw["progress"],
-            target_accept=kw["target_accept"], compute_convergence_checks=False,
-            nuts_sampler="pymc",
-        )  # fmt: skip
-    return idata, "pymc", note
 
 
 def fit_qa_bayes(
@@ -140,8 +106,7 @@ def fit_qa_bayes(
     """
     import xarray as xr
 
-    if sampler not in ("nutpie", "pymc"):
-        raise ValueError(f"sampler must be 'nutpie' or 'pymc', but got {sampler!r}")
+    check_sampler(sampler)
     data = prepare_qa_counts(counts, strategy=strategy)
     settings = {
         "model_version": QA_MODEL_VERSION, "strategy": strategy, "draws": draws,
@@ -149,36 +114,23 @@ def fit_qa_bayes(
         "target_accept": target_accept, "retry": retry, "priors": dict(QA_PRIORS),
         "gate": {"r_hat_max": max_rhat, "ess_bulk_min": min_ess, "divergences_max": 0},
     }  # fmt: skip
-    rows, idata, gate = [], None, None
-    kw = dict(draws=draws, tune=tune, chains=chains, seed=seed, target_accept=target_accept)
-    for attempt in range(1, 3 if retry else 2):
-        if attempt == 2:
-            kw |= dict(tune=max(2 * tune, tune + 500), seed=seed + 1,
-                       target_accept=max(0.95, target_accept))  # fmt: skip
-            if gate is not None and gate["ess_bulk_min"] < min_ess:
-                kw["draws"] = 2 * draws
-        start = time.perf_counter()
-        idata, used, note = _sample(data, sampler, progress=progress, **kw)
-        seconds = time.perf_counter() - start
+
+    def sample(kw: dict[str, Any]) -> tuple[Any, str, str, dict]:
+        build = lambda: build_qa_model(data)  # noqa: E731
+        return (*sample_nuts(build, sampler, progress=progress, **kw), {})
+
+    def gated(idata: Any) -> tuple[Any, int]:
         draws_ = qa_draws(idata.posterior, data)
         keep = [v for v in idata.posterior.data_vars if not str(v).startswith("eta_")]
         ds = idata.posterior[keep].assign(
             gap=xr.DataArray(draws_["gap"], dims=("chain", "draw", "gap_system"))
         )
-        divergences = int(np.asarray(idata.sample_stats["diverging"]).sum())
-        gate = gate_summary(ds, divergences, min_ess, max_rhat)
-        rows.append({"attempt": attempt, "sampler": used, **kw, "seconds": seconds,
-                     **{k: gate[k] for k in ("r_hat_max", "ess_bulk_min", "ess_tail_min",
-                                             "divergences", "passed")},
-                     "reason": gate["reason"] + (f" ({note})" if note else "")})  # fmt: skip
-        if gate["passed"]:
-            break
-    assert idata is not None and gate is not None
-    converged = bool(gate["passed"])
-    message = "ok" if converged else (
-        f"not converged after {len(rows)} attempt(s): {gate['reason']} "
-        f"(gate: r-hat <= {max_rhat}, bulk ESS >= {min_ess:g}, no divergences)"
-    )  # fmt: skip
+        return ds, int(np.asarray(idata.sample_stats["diverging"]).sum())
+
+    run = run_gated(sample, gated, draws=draws, tune=tune, chains=chains, seed=seed,
+                    target_accept=target_accept, retry=retry, min_ess=min_ess,
+                    max_rhat=max_rhat)  # fmt: skip
+    idata, converged, message, rows = run.idata, run.converged, run.message, run.rows
     return QABayesFit(idata, data, converged, message, pd.DataFrame(rows), settings)
 
 

@@ -118,12 +118,27 @@ class ConversationDesign(Design):
             probability=p, p_flag="p_flag", p_pass="p_pass",
         )  # fmt: skip
 
-    def report_data(
-        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
-    ) -> Any:
-        from cuegap.reports._conv_report import conv_report_data
+    def report_data(self, engine: Engine, analysis_id: int, progress: Progress | None) -> Any:
+        from cuegap.reports._conv_report import build_conv_report
 
-        return conv_report_data(engine, analysis_id, policy, progress)
+        return build_conv_report(engine, analysis_id=analysis_id, progress=progress)
+
+    def under_policy(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> int:
+        from dataclasses import replace
+
+        from cuegap.audit.conversation import ConvSettings, analyze_conversation
+        from cuegap.designs._settings import stored_settings
+
+        stored = stored_settings(engine, analysis_id)
+        settings = ConvSettings(
+            unit=stored.get("unit", "persona"), bh=stored.get("correction") == "bh",
+            alpha=float(stored.get("alpha", 0.05)),
+            contrast=stored.get("contrast", "demo_rc_base_pair"),
+        )  # fmt: skip
+        settings = replace(settings, policy=policy)
+        return int(analyze_conversation(engine, settings, progress=progress).id)
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
         from cuegap.reports._conv_report import conv_report_context

@@ -92,20 +92,21 @@ class PromptVarianceDesign(Design):
             p_flag=None, p_pass=None,
         )  # fmt: skip
 
-    def report_data(
+    def report_data(self, engine: Engine, analysis_id: int, progress: Progress | None) -> Any:
+        from cuegap.reports import build_pv_report
+
+        return build_pv_report(engine, analysis_id=analysis_id, progress=progress)
+
+    def under_policy(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
-    ) -> Any:
+    ) -> int:
         from cuegap.audit.prompt_variance import analyze_prompt_variance
         from cuegap.designs._settings import stored_settings
         from cuegap.reanalysis_pv import settings_from_stored
-        from cuegap.reports import build_pv_report
 
-        if policy is not None:
-            settings = replace(
-                settings_from_stored(stored_settings(engine, analysis_id)), policy=policy
-            )
-            analysis_id = analyze_prompt_variance(engine, settings, progress=progress).id
-        return build_pv_report(engine, analysis_id=analysis_id, progress=progress)
+        stored = settings_from_stored(stored_settings(engine, analysis_id))
+        settings = replace(stored, policy=policy)
+        return int(analyze_prompt_variance(engine, settings, progress=progress).id)
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
         from cuegap.reports._pv_standalone import pv_report_context

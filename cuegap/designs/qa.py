@@ -106,19 +106,21 @@ class QADesign(Design):
             p_flag="p_gap_gt_delta", p_pass="p_abs_lt_delta",
         )  # fmt: skip
 
-    def report_data(
-        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
-    ) -> Any:
-        from cuegap.audit import QASettings, analyze_qa
-        from cuegap.designs._settings import stored_settings
+    def report_data(self, engine: Engine, analysis_id: int, progress: Progress | None) -> Any:
         from cuegap.reports import build_qa_report
 
-        if policy is not None:
-            stored = stored_settings(engine, analysis_id)
-            keep = {k: stored[k] for k in ("strategy", "n_boot", "seed") if k in stored}
-            settings = replace(QASettings(**keep), policy=policy)
-            analysis_id = analyze_qa(engine, settings, progress=progress).id
         return build_qa_report(engine, analysis_id=analysis_id, progress=progress)
+
+    def under_policy(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> int:
+        from cuegap.audit import QASettings, analyze_qa
+        from cuegap.designs._settings import stored_settings
+
+        stored = stored_settings(engine, analysis_id)
+        keep = {k: stored[k] for k in ("strategy", "n_boot", "seed") if k in stored}
+        settings = replace(QASettings(**keep), policy=policy)
+        return int(analyze_qa(engine, settings, progress=progress).id)
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
         from cuegap.reports._qa_context import qa_report_context

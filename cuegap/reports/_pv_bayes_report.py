@@ -11,9 +11,9 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.reports._build import _load_tables
 from cuegap.reports._figures import OKABE_ITO, _style, to_svg
 from cuegap.reports._format import _text
+from cuegap.reports._loader import load_tables as _load_tables
 from cuegap.reports._pv_figures import METRIC_LABELS
 from cuegap.reports._rounding import fmt_num
 from cuegap.schema import Analysis

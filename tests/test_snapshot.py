@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event
 
-from cuegap.audit import fingerprints, load_store_data
+from cuegap.audit import AnalysisSettings, analyze, fingerprints, load_store_data
 from cuegap.ingest import ingest_path
 from cuegap.reports import build_report
 from cuegap.schema import make_engine, upgrade
@@ -74,7 +74,7 @@ def test_report_store_counts_from_one_snapshot(db_url: str, halves) -> None:
     upgrade(engine)
     ingest_path(engine, halves["bank"])
     ingest_path(engine, halves["a"])
-    build_report(engine)  # analyses the store: the report below reuses that analysis
+    analyze(engine, AnalysisSettings())  # the report below reads this analysis
     done: list[int] = []
 
     def after(conn, cursor, statement, *args) -> None:

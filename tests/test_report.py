@@ -531,6 +531,9 @@ def test_cli_report_writes_both_formats_and_rejects_bad_input(store: Path, tmp_p
         app, ["--db", url, "report", "--out", str(tmp_path / "o"), "--policy", str(policy)]
     )
     assert ok.exit_code == 0, ok.output
+    said = re.sub(r"\s+", " ", ok.output)  # the re-run is the CLI's, printed before the report
+    assert "Running the dilemma analysis of analysis 1 again under the policy in" in said
+    assert "a report only shows stored analyses" in said and "Reporting analysis 2." in said
     assert "HTML report 1:" in ok.output and "PDF report 2:" in ok.output
     assert len(list((tmp_path / "o").glob("*.pdf"))) == 1
     bad = runner.invoke(app, ["--db", url, "report", "--out", str(tmp_path), "--format", "doc"])

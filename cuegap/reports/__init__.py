@@ -1,4 +1,7 @@
-"""Report building: analysis results to report objects, figures and HTML/PDF.
+"""Report building: stored analysis results to report objects, figures and HTML/PDF.
+
+Reports only read: nothing here runs an analysis (``tests/test_reports_only_read.py``);
+every design's report data comes through the one loader, :mod:`cuegap.reports._loader`.
 
 Depends on cuegap.audit and cuegap.models result types, cuegap.schema queries, jinja2,
 matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/templates``.

@@ -374,6 +374,9 @@ def test_a_report_never_runs_an_analysis(tmp_path: Path) -> None:
     ingest_path(engine, tmp_path / "r.jsonl", format="generic")
     with pytest.raises(ValueError, match="run cuegap analyze --design dilemma"):
         build_report(engine)
+    res = CliRunner().invoke(app, ["--db", str(engine.url), "report", "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert "no dilemma analysis is stored: run cuegap analyze --design dilemma" in res.output
     with engine.connect() as conn:
         assert conn.execute(select(func.count(Analysis.id))).scalar() == 0
 

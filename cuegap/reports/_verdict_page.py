@@ -14,10 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-from cuegap.designs._verdicts import DECISIONS
 from cuegap.reports._format import _text
 from cuegap.reports._rounding import fmt_num
 
+#: The decisions ``report.css`` has a badge for (any other text gets the neutral one).
+BADGES = ("flagged", "passed", "inconclusive", "format-sensitive")
 #: Decimals of an estimate by its scale (percentage points print one, scores three).
 _DECIMALS = {"pp": 1}
 
@@ -91,7 +92,7 @@ def verdict_page(
     for r in frame.sort_values("system").itertuples() if len(frame) else []:
         rows.append({
             "system": _text(r.system), "decision": _text(r.decision),
-            "badge": str(r.decision) if r.decision in DECISIONS else "unknown",
+            "badge": str(r.decision) if r.decision in BADGES else "unknown",
             "compared": _text(r.compared), "estimate": _estimate(r),
             "method": _method(r), "rule": _rule(r), "reason": _text(r.reason),
         })  # fmt: skip

@@ -51,6 +51,9 @@ def publish_report(
 
     Parameters
     ----------
+    policy : Policy, optional
+        Refused: a report shows a stored analysis (run it under the policy first); kept so
+        that ``signed`` with a policy gets its own message.
     signed : report id, path or hash, optional
         Write a signed copy of this registered report (:func:`publish_signed`) instead.
     changes : DataFrame, optional
@@ -70,20 +73,21 @@ def publish_report(
                 "content that was reviewed"
             )
         return publish_signed(engine, signed, out_dir, formats=formats, progress=progress)
-    from cuegap.designs import default, for_kind
+    from cuegap.designs import for_kind
     from cuegap.designs._settings import analysis_kind
 
-    if analysis_id is None:  # the default design's report runs an analysis of its own
-        design = default()
-    else:
-        kind = analysis_kind(engine, analysis_id)
-        if kind is None:
-            raise ValueError(
-                f"--analysis {analysis_id}: no analysis {analysis_id} in the store "
-                "(`cuegap analyses` lists them)"
-            )
-        design = for_kind(kind)
-    data = design.report_data(engine, analysis_id, policy, progress)
+    if policy is not None:
+        raise ValueError(
+            "a report shows stored analyses only: run the analysis under the policy first "
+            "(cuegap report --policy does, Design.under_policy), then publish that analysis"
+        )
+    kind = analysis_kind(engine, analysis_id)
+    if kind is None:
+        raise ValueError(
+            f"--analysis {analysis_id}: no analysis {analysis_id} in the store "
+            "(`cuegap analyses` lists them)"
+        )
+    data = for_kind(kind).report_data(engine, analysis_id, progress)
     data.changes = changes
     if progress:
         progress("rendering")

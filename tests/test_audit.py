@@ -338,10 +338,17 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
     pd.testing.assert_series_equal(gap5["gap_mean"], gap2["gap_mean"])  # same draws
     assert (gap5["p_gap_gt_delta"] <= gap2["p_gap_gt_delta"] + 1e-12).all()
     assert (gap5["p_gap_gt_delta"] < gap2["p_gap_gt_delta"]).any()
-    from cuegap.reports import build_report as _build
+    from cuegap.designs import get
+    from cuegap.reports import build_report
+
+    def _build(engine, *, policy: Policy):  # as `cuegap report --policy`: re-run, then read
+        newest = latest_analysis_id(engine, "frequentist")
+        return build_report(
+            engine, analysis_id=get("dilemma").under_policy(engine, newest, policy, None)
+        )
 
     assert _build(engine, policy=Policy(delta_pp=5.0)).bayes.analysis_id == again5.id
-    # a report under yet another policy re-derives the posterior verdicts itself
+    # a report under yet another policy: the re-run re-derives the posterior verdicts
     report3 = _build(engine, policy=Policy(delta_pp=3.0))
     assert report3.bayes is not None and report3.bayes.analysis_id > again5.id
     used = load_table(engine, "bayes_gap", report3.bayes.analysis_id)
@@ -352,7 +359,6 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
     assert again.reused and again.id == fit.id
     other_boot = analyze_bayes(engine, replace(SETTINGS, n_boot=10), bayes)
     assert other_boot.reused and other_boot.id == fit.id  # the bootstrap is not the fit's
-    from cuegap.reports import build_report
 
     report = build_report(engine)  # the report picks the Bayesian results up
     assert report.bayes is not None

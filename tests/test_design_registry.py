@@ -98,7 +98,7 @@ class ToyDesign(Design):
             delta=None, probability=None, p_flag=None, p_pass=None,
         )  # fmt: skip
 
-    def report_data(self, engine: Engine, analysis_id: int, policy: Any, progress: Any) -> Any:
+    def report_data(self, engine: Engine, analysis_id: int, progress: Any) -> Any:
         raise NotImplementedError
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:

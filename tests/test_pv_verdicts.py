@@ -160,7 +160,10 @@ def test_planted_format_driven_gaps_are_format_sensitive_and_steady_ones_not(
     cli(db, "report", "--design", "prompt-variance", "--out", tmp_path / "r", "-f", "html")
     (page,) = (tmp_path / "r").glob("*.html")
     html = page.read_text("utf-8")
-    page1 = html[html.index('id="summary"') : html.index("</section>")]
+    start = html.index('id="summary"')  # the design's summary, after the shared page 1
+    page1 = html[start : html.index("</section>", start)]
+    records = html[html.index('id="verdict-page"') : start]
+    assert records.count("reason-row") == len(v)  # page 1: one row per verdict record
     assert 'id="pv-verdicts"' in page1 and page1.count("reason-row") == len(v)
     for r in v.itertuples():  # the report prints the stored reasons, not its own
         assert r.reason.replace("<", "&lt;") in page1

@@ -241,7 +241,7 @@ def rendered(store: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     db = out / "store.db"
     shutil.copy(store, db)
     engine = make_engine(f"sqlite:///{db}")
-    data = build_report(engine, policy=POLICY)
+    data = build_report(engine, analysis_id=_under_policy(engine))
     paths = write_report(data, out, now=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
     engine.dispose()
     return {"data": data, "paths": paths, "html": paths["html"].read_text("utf-8"), "db": db}
@@ -337,12 +337,22 @@ def test_cover_shows_provenance_with_hashes_and_versions(rendered: dict, store: 
         assert reason in text
 
 
+def _under_policy(engine, policy: Policy = POLICY) -> int:
+    """The store's newest frequentist analysis run again under ``policy``, as
+    ``cuegap report --policy`` does before it renders (the report itself only reads)."""
+    from cuegap.designs import get
+
+    return get("dilemma").under_policy(
+        engine, latest_analysis_id(engine, "frequentist"), policy, None
+    )
+
+
 def test_policy_change_reruns_the_analysis_and_reuses_it_after(store: Path, tmp_path) -> None:
     engine = _copy(store, tmp_path)
     before = latest_analysis_id(engine, "frequentist")
-    first = build_report(engine, policy=POLICY)
+    first = build_report(engine, analysis_id=_under_policy(engine))
     assert first.analysis_id != before and first.policy == POLICY
-    again = build_report(engine, policy=POLICY)
+    again = build_report(engine, analysis_id=_under_policy(engine))
     assert again.analysis_id == first.analysis_id  # reused, not recomputed
     default = build_report(engine, analysis_id=before)
     assert default.policy == Policy() and default.analysis_id == before
@@ -350,6 +360,27 @@ def test_policy_change_reruns_the_analysis_and_reuses_it_after(store: Path, tmp_
     assert verdicts["performative"] == "inconclusive"  # 120 decisions < default 200
     with pytest.raises(ValueError, match="is not a stored frequentist analysis"):
         build_report(engine, analysis_id=999)
+
+
+def test_a_report_never_runs_an_analysis(tmp_path: Path) -> None:
+    """With data but no stored analysis, the report names the command to run, and the
+    store still holds no analysis afterwards."""
+    from sqlalchemy import func, select
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'bare.db'}")
+    upgrade(engine)
+    bank = _bank()
+    (tmp_path / "bank.json").write_text(json.dumps(bank))
+    (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(x) for x in _responses(bank)))
+    ingest_path(engine, tmp_path / "bank.json")
+    ingest_path(engine, tmp_path / "r.jsonl", format="generic")
+    with pytest.raises(ValueError, match="run cuegap analyze --design dilemma"):
+        build_report(engine)
+    res = CliRunner().invoke(app, ["--db", str(engine.url), "report", "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert "no dilemma analysis is stored: run cuegap analyze --design dilemma" in res.output
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count(Analysis.id))).scalar() == 0
 
 
 def test_cover_shows_each_runner_mapping_as_escaped_text(store: Path, tmp_path: Path) -> None:
@@ -360,7 +391,7 @@ def test_cover_shows_each_runner_mapping_as_escaped_text(store: Path, tmp_path: 
     mapping = {"path": "/maps/acme.toml", "sha256": "ab" * 32, "toml": toml}
     with engine.begin() as conn:
         passes = conn.execute(update(IngestBatch).values(mapping=mapping)).rowcount
-    data = build_report(engine, policy=POLICY)
+    data = build_report(engine, analysis_id=_under_policy(engine))
     html = render_html(data, now=datetime(2026, 1, 2, tzinfo=UTC)).html
     engine.dispose()
     assert passes == 2  # responses.jsonl and payloads.jsonl
@@ -456,7 +487,7 @@ def test_same_store_and_policy_give_the_same_bytes_apart_from_the_time(
     rendered: dict, store: Path, tmp_path: Path
 ) -> None:
     engine = _copy(rendered["db"], tmp_path)
-    data = build_report(engine, policy=POLICY, analysis_id=rendered["data"].analysis_id)
+    data = build_report(engine, analysis_id=rendered["data"].analysis_id)
     a = render_html(data, now=datetime(2030, 5, 6, 7, 8, 9, tzinfo=UTC))
     b = rendered["html"]
     assert a.html != b  # the timestamps differ ...
@@ -505,6 +536,9 @@ def test_cli_report_writes_both_formats_and_rejects_bad_input(store: Path, tmp_p
         app, ["--db", url, "report", "--out", str(tmp_path / "o"), "--policy", str(policy)]
     )
     assert ok.exit_code == 0, ok.output
+    said = re.sub(r"\s+", " ", ok.output)  # the re-run is the CLI's, printed before the report
+    assert "Running the dilemma analysis of analysis 1 again under the policy in" in said
+    assert "a report only shows stored analyses" in said and "Reporting analysis 2." in said
     assert "HTML report 1:" in ok.output and "PDF report 2:" in ok.output
     assert len(list((tmp_path / "o").glob("*.pdf"))) == 1
     bad = runner.invoke(app, ["--db", url, "report", "--out", str(tmp_path), "--format", "doc"])
@@ -609,7 +643,7 @@ def test_bayesian_results_are_used_when_fitted_to_the_same_data(
     systems = sorted(freq.tables["verdicts"]["system"])
     same = {**freq.settings.to_dict(), "bayes": {"draws": 1000}}
     _store_bayes(engine, "0" * 64, systems, same)  # other data: ignored
-    data = build_report(engine, policy=POLICY, analysis_id=freq.analysis_id)
+    data = build_report(engine, analysis_id=freq.analysis_id)
     assert data.bayes is None and "fitted to other data" in data.bayes_note
     bayes_id = _store_bayes(engine, freq.data_fingerprint, systems, same)
     # same data, another question: newer fits that must not be used
@@ -617,13 +651,13 @@ def test_bayesian_results_are_used_when_fitted_to_the_same_data(
     other_pair = {**same, "implicit": ["puzzled", "easy"], "consequences": False}
     for other in (other_policy, other_pair):
         _store_bayes(engine, freq.data_fingerprint, systems, other)
-    data = build_report(engine, policy=POLICY, analysis_id=freq.analysis_id)
+    data = build_report(engine, analysis_id=freq.analysis_id)
     assert data.bayes is not None and data.bayes.analysis_id == bayes_id
     # without a fit of this question, the report says why the newest is not used
     with engine.begin() as conn:
         conn.execute(delete(AnalysisTable).where(AnalysisTable.analysis_id == bayes_id))
         conn.execute(delete(Analysis).where(Analysis.id == bayes_id))
-    alone = build_report(engine, policy=POLICY, analysis_id=freq.analysis_id)
+    alone = build_report(engine, analysis_id=freq.analysis_id)
     assert alone.bayes is None
     assert "it compared direct vs puzzled-easy" in alone.bayes_note
     assert "it used the other consequences setting" in alone.bayes_note

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event
 
+from cuegap.designs.dilemma._analysis import analyze
+from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
 from cuegap.designs.dilemma._analysis_tables import fingerprints, load_store_data
 from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
@@ -74,7 +76,7 @@ def test_report_store_counts_from_one_snapshot(db_url: str, halves) -> None:
     upgrade(engine)
     ingest_path(engine, halves["bank"])
     ingest_path(engine, halves["a"])
-    build_report(engine)  # analyses the store: the report below reuses that analysis
+    analyze(engine, AnalysisSettings())  # the report below reads this analysis
     done: list[int] = []
 
     def after(conn, cursor, statement, *args) -> None:

@@ -27,6 +27,7 @@ from cuegap.designs._settings import (
     bayes_from_stored,
     matching_fit,
     policy_from_stored,
+    stored_settings,
 )
 from cuegap.designs._store import designs_in_store, has_rows, resolve_design, varying_factor
 from cuegap.designs._verdicts import gate_applied
@@ -70,6 +71,7 @@ __all__ = [
     "register",
     "registered",
     "resolve_design",
+    "stored_settings",
     "unregister",
     "varying_factor",
 ]

@@ -195,10 +195,28 @@ class Design(ABC):
         return f"no {label} analysis is stored: run cuegap analyze --design {self.name}"
 
     @abstractmethod
-    def report_data(
+    def report_data(self, engine: Engine, analysis_id: int, progress: Progress | None) -> Any:
+        """The report data of a stored analysis: read from the store, never analysed (a
+        report only reads; :meth:`under_policy` runs an analysis first, from the CLI)."""
+
+    def under_policy(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
-    ) -> Any:
-        """The report data of a stored analysis (re-run first under another ``policy``)."""
+    ) -> int:
+        """Run (or reuse) the analysis ``analysis_id`` under another verdict ``policy``,
+        with its other stored settings; returns the id of the analysis to report.
+
+        ``cuegap report --policy`` calls it, visibly, before rendering.
+
+        Raises
+        ------
+        ValueError
+            When the design cannot re-run an analysis under another policy.
+        """
+        raise ValueError(
+            f"--policy: the {self.name} design's report cannot re-run its analysis under "
+            f"another policy; run cuegap analyze --design {self.name} --policy FILE, then "
+            "report that analysis"
+        )
 
     @abstractmethod
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:

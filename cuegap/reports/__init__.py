@@ -1,4 +1,7 @@
-"""Report building: analysis results to report objects, figures and HTML/PDF.
+"""Report building: stored analysis results to report objects, figures and HTML/PDF.
+
+Reports only read: nothing here runs an analysis (``tests/test_reports_only_read.py``);
+every design's report data comes through the one loader, :mod:`cuegap.reports._loader`.
 
 Depends on cuegap.audit and cuegap.models result types, cuegap.schema queries, jinja2,
 matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/templates``.
@@ -13,6 +16,7 @@ matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/te
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_report
 from cuegap.reports._context import report_context
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
+from cuegap.reports._loader import load_stored, load_tables, load_verdict_page, matching_fit
 from cuegap.reports._render import (
     FORMATS,
     RenderedReport,
@@ -42,6 +46,10 @@ __all__ = [
     "fmt_interval",
     "fmt_num",
     "fmt_pm",
+    "load_stored",
+    "load_tables",
+    "load_verdict_page",
+    "matching_fit",
     "render_files",
     "render_html",
     "render_pdf",

@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
-from importlib import metadata
 from typing import Any
 
 import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.audit import latest_analysis_id, load_table
-from cuegap.designs import BayesSettings
-from cuegap.designs.dilemma._analysis import analyze, analyze_bayes
+from cuegap.audit import latest_analysis_id
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, settings_from_dict
 from cuegap.models import Policy
 from cuegap.reports._bayes import BayesResults, load_bayesian
+from cuegap.reports._loader import (
+    REPORT_SCHEMA_VERSION,
+    load_tables,
+    load_verdict_page,
+    report_versions,
+)
 from cuegap.schema import (
     Analysis,
-    AnalysisTable,
     Provenance,
     StoreStatus,
     provenance,
@@ -29,7 +31,7 @@ from cuegap.schema import (
     store_status,
 )
 
-REPORT_SCHEMA_VERSION = 1
+__all__ = ["REPORT_SCHEMA_VERSION", "ReportData", "build_report"]
 
 
 @dataclass
@@ -62,6 +64,9 @@ class ReportData:
     changes : DataFrame or None
         What changed since the last signed report (:func:`cuegap.reanalysis.compare_verdicts`),
         for a scheduled re-analysis; None omits the section.
+    verdict_page, verdict_page_analysis : DataFrame or None, int or None
+        Page 1: the stored ``verdict_records`` of the analysis whose verdicts the report
+        prints (the Bayesian fit's when it stored verdicts), and that analysis.
     """
 
     analysis_id: int
@@ -78,6 +83,8 @@ class ReportData:
     examples: pd.DataFrame
     signoffs: list[dict[str, Any]] = field(default_factory=list)
     changes: pd.DataFrame | None = None
+    verdict_page: pd.DataFrame | None = None
+    verdict_page_analysis: int | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
     @property
@@ -86,71 +93,22 @@ class ReportData:
         return self.settings.policy
 
 
-def _renderer_versions() -> dict[str, str]:
-    out = {}
-    for pkg in ("adjustText", "jinja2", "matplotlib", "weasyprint"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:  # pragma: no cover - a hard dependency
-            out[pkg] = "unknown"
-    return out
-
-
-def _load_tables(engine: Engine, analysis_id: int) -> dict[str, pd.DataFrame]:
-    with engine.connect() as conn:
-        names = conn.execute(
-            select(AnalysisTable.name)
-            .where(AnalysisTable.analysis_id == analysis_id)
-            .order_by(AnalysisTable.name)
-        ).scalars()
-        names = list(names)
-    return {name: load_table(engine, name, analysis_id) for name in names}
-
-
-_BAYES_FIELDS = frozenset(BayesSettings.__dataclass_fields__)
-
-
-def _rederive_bayes(
-    engine: Engine, settings: AnalysisSettings, data_fingerprint: str, say: Callable
-) -> None:
-    """Under a new policy, recompute the newest Bayesian fit's verdicts from its posterior
-    (no sampling; nothing happens when that fit would need resampling)."""
-    with engine.connect() as conn:
-        stored = conn.execute(
-            select(Analysis.settings)
-            .where(Analysis.kind == "bayesian", Analysis.data_fingerprint == data_fingerprint)
-            .order_by(Analysis.id.desc())
-            .limit(1)
-        ).scalar()
-    if not stored or not stored.get("bayes"):
-        return
-    bayes = BayesSettings(**{k: v for k, v in stored["bayes"].items() if k in _BAYES_FIELDS})
-    say("Bayesian verdicts under the new policy, from the stored posterior")
-    analyze_bayes(engine, settings, bayes, progress=say, sample=False)
-
-
 def build_report(
     engine: Engine,
     *,
-    policy: Policy | None = None,
     analysis_id: int | None = None,
     signoffs: Sequence[Mapping[str, Any]] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ReportData:
-    """Gather one audit's report content from a store.
+    """Gather one audit's report content from a store; nothing is analysed here.
 
     Parameters
     ----------
     engine : Engine
         The store.
-    policy : Policy, optional
-        Verdict policy. When it differs from the analysis's stored policy, the analysis is
-        re-run with it (:func:`cuegap.designs.dilemma._analysis.analyze` reuses a stored analysis
-        with the same
-        data and settings). Default: the analysis's own policy.
     analysis_id : int, optional
-        A frequentist analysis; default the newest. With no analysis stored, one is run
-        with default settings (and ``policy``).
+        A stored frequentist analysis; default the newest. (An analysis under another
+        policy is run by ``cuegap report --policy`` or ``cuegap analyze``, before this.)
     signoffs : sequence of mappings, optional
         Sign-off records to print in the sign-off block.
     progress : callable, optional
@@ -163,15 +121,14 @@ def build_report(
     Raises
     ------
     ValueError
-        When ``analysis_id`` is not a stored frequentist analysis, or the store has no data.
+        When ``analysis_id`` is not a stored frequentist analysis, or none is stored (the
+        message names the command to run).
     """
     say = progress or (lambda _msg: None)
     if analysis_id is None:
         analysis_id = latest_analysis_id(engine, "frequentist")
     if analysis_id is None:
-        say("no analysis stored: analysing the store")
-        result = analyze(engine, AnalysisSettings(policy=policy or Policy()), progress=say)
-        analysis_id = result.id
+        raise ValueError("no dilemma analysis is stored: run cuegap analyze --design dilemma")
     with engine.connect() as conn:
         row = conn.execute(select(Analysis).where(Analysis.id == analysis_id)).first()
     if row is None or row.kind != "frequentist":
@@ -181,27 +138,24 @@ def build_report(
             + (f"; the newest is {known}" if known is not None else "; run cuegap analyze")
         )
     settings = settings_from_dict(row.settings or {})
-    if policy is not None and policy != settings.policy:
-        say("policy differs from the analysis's: re-running the analysis with it")
-        settings = replace(settings, policy=policy)
-        result = analyze(engine, settings, progress=say)
-        with engine.connect() as conn:
-            row = conn.execute(select(Analysis).where(Analysis.id == result.id)).one()
-        _rederive_bayes(engine, settings, row.data_fingerprint, say)
     say("reading result tables")
-    tables = _load_tables(engine, row.id)
+    tables = load_tables(engine, row.id)
     say("reading provenance")
     bayes, note = load_bayesian(engine, row.data_fingerprint, settings)
-    versions = {**(row.versions or {}), **_renderer_versions()}
     with read_snapshot(engine) as conn:  # provenance, status and examples of one store state
         prov, store, examples = provenance(conn), store_status(conn), raw_examples(conn)
+    page_of = (
+        bayes.analysis_id
+        if bayes is not None and bayes.verdicts is not None and len(bayes.verdicts)
+        else int(row.id)
+    )
     return ReportData(
         analysis_id=int(row.id),
         kind=row.kind,
         data_fingerprint=row.data_fingerprint,
         analysis_created_at=row.created_at,
         settings=settings,
-        versions=dict(sorted(versions.items())),
+        versions=report_versions(row.versions),
         tables=tables,
         bayes=bayes,
         bayes_note=note,
@@ -209,4 +163,6 @@ def build_report(
         store=store,
         examples=examples,
         signoffs=[dict(s) for s in (signoffs or [])],
+        verdict_page=load_verdict_page(engine, page_of),
+        verdict_page_analysis=page_of,
     )

@@ -25,6 +25,7 @@ from cuegap._terminal import show_bidi
 from cuegap.reports._build import ReportData
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher
+from cuegap.reports._verdict_page import verdict_page_context
 
 if TYPE_CHECKING:
     from cuegap.designs.qa._report import QAReportData
@@ -147,6 +148,7 @@ def render_html(data: ReportData | QAReportData, *, now: datetime | None = None)
     RenderedReport
     """
     ctx, template_name = _design_context(data)
+    ctx.setdefault("verdict_page", verdict_page_context(data))  # page 1, shared by every design
     ctx.update({k.replace("-", "_"): _PLACEHOLDER.format(k) for k in _MARKERS})
     # The package's own stylesheet, trusted: autoescaped, its quotes became &#34; inside
     # <style> (raw text in HTML), which broke the page-number and report-id rules.

@@ -139,12 +139,22 @@ class ConversationDesign(Design):
         fit = matching_fit(engine, analysis_id, "conversation_bayesian", keys)
         return analysis_id if fit is None else fit
 
-    def report_data(
-        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
-    ) -> Any:
-        from cuegap.designs.conversation._report import conv_report_data
+    def report_data(self, engine: Engine, analysis_id: int, progress: Progress | None) -> Any:
+        from cuegap.designs.conversation._report import build_conv_report
 
-        return conv_report_data(engine, analysis_id, policy, progress)
+        return build_conv_report(engine, analysis_id=analysis_id, progress=progress)
+
+    def under_policy(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> int:
+        from dataclasses import replace
+
+        from cuegap.designs import stored_settings
+        from cuegap.designs.conversation._analysis import ConvSettings, analyze_conversation
+
+        stored = ConvSettings.from_dict(stored_settings(engine, analysis_id))
+        settings = replace(stored, policy=policy)
+        return int(analyze_conversation(engine, settings, progress=progress).id)
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
         from cuegap.designs.conversation._report import conv_report_context

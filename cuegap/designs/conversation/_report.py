@@ -20,7 +20,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap.designs.conversation import _report_figures as figs
@@ -34,11 +33,17 @@ from cuegap.designs.conversation.stats._contrasts import CONTRASTS
 from cuegap.designs.conversation.stats._verdict import CONTRAST_NAMES, condition_label
 from cuegap.designs.prompt_variance._report import _changes
 from cuegap.designs.qa._report_context import provenance_rows
-from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer_versions
+from cuegap.reports import (
+    REPORT_SCHEMA_VERSION,
+    load_stored,
+    load_tables,
+    load_verdict_page,
+    matching_fit,
+)
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._format import _date, _p, _text
 from cuegap.reports._rounding import fmt_num
-from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
+from cuegap.schema import Provenance
 
 KIND, BAYES_KIND = "conversation", "conversation_bayesian"
 VERDICT_LABELS = {
@@ -56,7 +61,9 @@ class ConvReportData:
     :class:`cuegap.designs.qa._report.QAReportData`; ``bayes`` holds the tables of the newest
     converged Bayesian fit of the same data and settings; ``counted`` the personas,
     categories and questions of the store's conversations when they are exactly the
-    analysed data, :func:`cuegap.designs.conversation._report_scope.count_scope`)."""
+    analysed data, :func:`cuegap.designs.conversation._report_scope.count_scope`; ``verdict_page``
+    the stored
+    verdict records of that fit, converged or not, else of the analysis: page 1)."""
 
     design: ClassVar[str] = KIND
     analysis_id: int
@@ -76,6 +83,8 @@ class ConvReportData:
     signoffs: list[dict[str, Any]] = field(default_factory=list)
     changes: pd.DataFrame | None = None
     counted: dict[str, Any] = field(default_factory=dict)
+    verdict_page: pd.DataFrame | None = None
+    verdict_page_analysis: int | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
 
@@ -93,63 +102,39 @@ def build_conv_report(
     ValueError
         When there is no such conversation analysis.
     """
-    say = progress or (lambda _msg: None)
-    stmt = select(Analysis).where(Analysis.kind == KIND).order_by(Analysis.id.desc()).limit(1)
-    if analysis_id is not None:
-        stmt = select(Analysis).where(Analysis.id == analysis_id)
-    with engine.connect() as conn:
-        row = conn.execute(stmt).first()
-    if row is None or row.kind != KIND:
-        which = (
-            f"--analysis {analysis_id} is not a stored conversation analysis"
-            if analysis_id is not None
-            else "there is no stored conversation analysis"
-        )
-        raise ValueError(f"{which}; run cuegap analyze --design conversation")
-    say("reading result tables")
-    tables = _load_tables(engine, row.id)
-    bayes, note, gate_missed = _bayes(engine, row)
-    say("reading provenance")
-    with read_snapshot(engine) as conn:
-        prov = provenance(conn)
+    stored = load_stored(engine, KIND, analysis_id, label="conversation", design=KIND,
+                         signoffs=signoffs, progress=progress)  # fmt: skip
+    row = stored.row
+    fit = matching_fit(engine, row, BAYES_KIND, _FIT_KEYS)
+    bayes, note, gate_missed = _bayes(engine, fit)
     counted = count_scope(
         engine, row.data_fingerprint, str((row.settings or {}).get("unit", "persona"))
     )
-    versions = {**(row.versions or {}), **_renderer_versions()}
+    page_of = int(fit.id) if fit is not None else int(row.id)
     return ConvReportData(
-        analysis_id=int(row.id), kind=row.kind, data_fingerprint=row.data_fingerprint,
-        analysis_created_at=row.created_at, settings=dict(row.settings or {}),
-        versions=dict(sorted(versions.items())), tables=tables, provenance=prov,
-        bayes=bayes, bayes_note=note, gate_missed=gate_missed,
-        signoffs=[dict(s) for s in (signoffs or [])],
-        counted=counted,
+        **stored.common(), bayes=bayes, bayes_note=note, gate_missed=gate_missed,
+        counted=counted, verdict_page=load_verdict_page(engine, page_of),
+        verdict_page_analysis=page_of,
     )  # fmt: skip
 
 
 def _bayes(
-    engine: Engine, row: Any
+    engine: Engine, fit: Any
 ) -> tuple[dict[str, pd.DataFrame] | None, str, pd.DataFrame | None]:
-    """The newest Bayesian fit of the same data and verdict settings, or why there is none;
-    and, when that fit missed its convergence gate, its stored (inconclusive) verdicts: the
-    report shows those, as the CLI and ``export verdicts`` do."""
-    with engine.connect() as conn:
-        fits = conn.execute(
-            select(Analysis.id, Analysis.status, Analysis.settings, Analysis.message)
-            .where(Analysis.kind == BAYES_KIND, Analysis.data_fingerprint == row.data_fingerprint)
-            .order_by(Analysis.id.desc())
-        ).all()
-    mine = row.settings or {}
-    for fit in fits:
-        if all((fit.settings or {}).get(k) == mine.get(k) for k in _FIT_KEYS):
-            if fit.status != "ok":
-                stored = _load_tables(engine, fit.id).get("verdicts")
-                note = (
-                    f"the Bayesian fit (analysis {fit.id}) missed its convergence gate "
-                    f"({fit.message}), so every verdict is inconclusive"
-                )
-                return None, note, stored
-            return _load_tables(engine, fit.id), "", None
-    return None, ConvReportData.bayes_note, None
+    """The tables of the newest Bayesian fit of the same data and verdict settings
+    (:func:`~cuegap.reports._loader.matching_fit`), or why there are none; and, when that
+    fit missed its convergence gate, its stored (inconclusive) verdicts: the report shows
+    those, as the CLI and ``export verdicts`` do."""
+    if fit is None:
+        return None, ConvReportData.bayes_note, None
+    if fit.status != "ok":
+        stored = load_tables(engine, fit.id).get("verdicts")
+        note = (
+            f"the Bayesian fit (analysis {fit.id}) missed its convergence gate "
+            f"({fit.message}), so every verdict is inconclusive"
+        )
+        return None, note, stored
+    return load_tables(engine, fit.id), "", None
 
 
 def _policy(data: ConvReportData) -> dict[str, Any]:
@@ -307,26 +292,3 @@ def conv_report_context(data: ConvReportData) -> dict[str, Any]:
         "changes_gap_note": "The estimate is the deciding condition's contrast, mean over "
         "benchmarks of the unit means; its interval is the verdict's. ",
     }  # fmt: skip
-
-
-def conv_report_data(
-    engine: Engine, analysis_id: int, policy: Any = None, progress: Callable | None = None
-) -> ConvReportData:
-    """A conversation analysis's report data; under another policy, the analysis is re-run
-    with it (same unit, correction and contrast) first."""
-    if policy is not None:
-        from dataclasses import replace
-
-        from cuegap.designs.conversation._analysis import ConvSettings, analyze_conversation
-
-        with engine.connect() as conn:
-            row = conn.execute(select(Analysis).where(Analysis.id == analysis_id)).first()
-        stored = dict(row.settings or {}) if row is not None else {}
-        settings = ConvSettings(
-            unit=stored.get("unit", "persona"), bh=stored.get("correction") == "bh",
-            alpha=float(stored.get("alpha", 0.05)),
-            contrast=stored.get("contrast", "demo_rc_base_pair"),
-        )  # fmt: skip
-        settings = replace(settings, policy=policy)
-        analysis_id = analyze_conversation(engine, settings, progress=progress).id
-    return build_conv_report(engine, analysis_id=analysis_id, progress=progress)

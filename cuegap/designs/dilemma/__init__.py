@@ -126,18 +126,27 @@ class DilemmaDesign(Design):
         fit, _ = bayes_answering(engine, row.data_fingerprint, settings)
         return analysis_id if fit is None else fit
 
-    def report_analysis(self, engine: Engine) -> int | None:
-        """The newest frequentist analysis; None lets the report run one with defaults."""
-        from cuegap.audit import latest_analysis_id
-
-        return latest_analysis_id(engine, self.report_kind())
-
-    def report_data(
-        self, engine: Engine, analysis_id: int | None, policy: Any, progress: Progress | None
-    ) -> Any:
+    def report_data(self, engine: Engine, analysis_id: int, progress: Progress | None) -> Any:
         from cuegap.reports import build_report
 
-        return build_report(engine, policy=policy, analysis_id=analysis_id, progress=progress)
+        return build_report(engine, analysis_id=analysis_id, progress=progress)
+
+    def under_policy(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> int:
+        from dataclasses import replace
+
+        from cuegap.designs import stored_settings
+        from cuegap.designs.dilemma._analysis import analyze
+        from cuegap.designs.dilemma._analysis_settings import settings_from_dict
+
+        settings = settings_from_dict(stored_settings(engine, analysis_id))
+        if policy == settings.policy:
+            return analysis_id
+        settings = replace(settings, policy=policy)
+        result = analyze(engine, settings, progress=progress)
+        _rederive_bayes(engine, settings, result.id, progress)
+        return int(result.id)
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
         from cuegap.reports._context import report_context
@@ -172,3 +181,31 @@ def sampling(settings: Mapping[str, Any], otherwise: str) -> str:
 def _column_or(frame: Any, name: str, default: str) -> Any:
     """A column of ``frame`` (text), or ``default`` when it has none."""
     return frame[name].astype(str) if name in frame else default
+
+
+def _rederive_bayes(engine: Engine, settings: Any, analysis_id: int, say: Any) -> None:
+    """Under a new policy, recompute the newest Bayesian fit's verdicts from its posterior
+    (no sampling; nothing happens when that fit would need resampling)."""
+    from sqlalchemy import select
+
+    from cuegap.designs.dilemma._analysis import analyze_bayes
+    from cuegap.designs.dilemma._analysis_settings import BayesSettings
+    from cuegap.schema import Analysis
+
+    with engine.connect() as conn:
+        fingerprint = conn.execute(
+            select(Analysis.data_fingerprint).where(Analysis.id == analysis_id)
+        ).scalar()
+        stored = conn.execute(
+            select(Analysis.settings)
+            .where(Analysis.kind == "bayesian", Analysis.data_fingerprint == fingerprint)
+            .order_by(Analysis.id.desc())
+            .limit(1)
+        ).scalar()
+    if not stored or not stored.get("bayes"):
+        return
+    fields = BayesSettings.__dataclass_fields__
+    bayes = BayesSettings(**{k: v for k, v in stored["bayes"].items() if k in fields})
+    say = say or (lambda _msg: None)
+    say("Bayesian verdicts under the new policy, from the stored posterior")
+    analyze_bayes(engine, settings, bayes, progress=say, sample=False)

@@ -103,18 +103,20 @@ class PromptVarianceDesign(Design):
             p_flag=None, p_pass=None,
         )  # fmt: skip
 
-    def report_data(
-        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
-    ) -> Any:
-        from cuegap.designs._settings import stored_settings
-        from cuegap.designs.prompt_variance._analysis import PVSettings, analyze_prompt_variance
+    def report_data(self, engine: Engine, analysis_id: int, progress: Progress | None) -> Any:
         from cuegap.designs.prompt_variance._report import build_pv_report
 
-        if policy is not None:
-            stored = PVSettings.from_dict(stored_settings(engine, analysis_id))
-            settings = replace(stored, policy=policy)
-            analysis_id = analyze_prompt_variance(engine, settings, progress=progress).id
         return build_pv_report(engine, analysis_id=analysis_id, progress=progress)
+
+    def under_policy(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> int:
+        from cuegap.designs._settings import stored_settings
+        from cuegap.designs.prompt_variance._analysis import PVSettings, analyze_prompt_variance
+
+        stored = PVSettings.from_dict(stored_settings(engine, analysis_id))
+        settings = replace(stored, policy=policy)
+        return int(analyze_prompt_variance(engine, settings, progress=progress).id)
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
         from cuegap.designs.prompt_variance._report import pv_report_context

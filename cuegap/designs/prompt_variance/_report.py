@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 import pandas as pd
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap.designs.prompt_variance import _report_figures as figs
@@ -24,11 +23,11 @@ from cuegap.designs.prompt_variance._report_bayes import load_pv_bayes
 from cuegap.designs.prompt_variance._report_sections import pv_section
 from cuegap.designs.prompt_variance._report_verdicts import pv_methods, verdict_rows
 from cuegap.designs.qa._report_context import provenance_rows
-from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer_versions
+from cuegap.reports import REPORT_SCHEMA_VERSION, load_stored, load_verdict_page
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._format import _date, _text
 from cuegap.reports._rounding import fmt_num
-from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
+from cuegap.schema import Provenance
 
 KIND = "prompt_variance"
 DESIGN = "prompt-variance"
@@ -57,6 +56,8 @@ class PVReportData:
     bayes : dict or None
         The newest Bayesian variance-components analysis
         (:func:`cuegap.designs.prompt_variance._report_bayes.load_pv_bayes`), if any.
+    verdict_page : DataFrame or None
+        Page 1: the analysis's stored ``verdict_records``.
     """
 
     design: ClassVar[str] = DESIGN
@@ -72,6 +73,7 @@ class PVReportData:
     changes: pd.DataFrame | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
     bayes: dict[str, Any] | None = None
+    verdict_page: pd.DataFrame | None = None
 
 
 def build_pv_report(
@@ -96,36 +98,12 @@ def build_pv_report(
     ValueError
         When there is no such analysis.
     """
-    say = progress or (lambda _msg: None)
-    stmt = select(Analysis).where(Analysis.kind == KIND).order_by(Analysis.id.desc()).limit(1)
-    if analysis_id is not None:
-        stmt = select(Analysis).where(Analysis.id == analysis_id)
-    with engine.connect() as conn:
-        row = conn.execute(stmt).first()
-    if row is None or row.kind != KIND:
-        which = (
-            f"--analysis {analysis_id} is not a stored prompt-variance analysis"
-            if analysis_id is not None
-            else "there is no stored prompt-variance analysis"
-        )
-        raise ValueError(f"{which}; run cuegap analyze --design prompt-variance")
-    say("reading result tables")
-    tables = _load_tables(engine, row.id)
-    say("reading provenance")
-    with read_snapshot(engine) as conn:
-        prov = provenance(conn)
-    versions = {**(row.versions or {}), **_renderer_versions()}
+    stored = load_stored(engine, KIND, analysis_id, label="prompt-variance", design=DESIGN,
+                         signoffs=signoffs, progress=progress)  # fmt: skip
     return PVReportData(
-        analysis_id=int(row.id),
-        kind=row.kind,
-        data_fingerprint=row.data_fingerprint,
-        analysis_created_at=row.created_at,
-        settings=dict(row.settings or {}),
-        versions=dict(sorted(versions.items())),
-        tables=tables,
-        provenance=prov,
-        signoffs=[dict(s) for s in (signoffs or [])],
-        bayes=load_pv_bayes(engine, row.data_fingerprint),
+        **stored.common(),
+        bayes=load_pv_bayes(engine, stored.row.data_fingerprint),
+        verdict_page=load_verdict_page(engine, int(stored.row.id)),
     )
 
 

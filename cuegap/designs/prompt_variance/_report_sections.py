@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap.designs.prompt_variance import _report_figures as figs
-from cuegap.reports._build import _load_tables
+from cuegap.reports import load_tables as _load_tables
 from cuegap.reports._format import _date, _p, _text
 from cuegap.reports._rounding import fmt_num
 from cuegap.schema import Analysis

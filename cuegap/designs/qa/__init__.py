@@ -124,18 +124,20 @@ class QADesign(Design):
         fit = matching_fit(engine, analysis_id, "qa_bayesian", keys)
         return analysis_id if fit is None else fit
 
-    def report_data(
-        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
-    ) -> Any:
-        from cuegap.designs._settings import stored_settings
-        from cuegap.designs.qa._analysis import QASettings, analyze_qa
+    def report_data(self, engine: Engine, analysis_id: int, progress: Progress | None) -> Any:
         from cuegap.designs.qa._report import build_qa_report
 
-        if policy is not None:
-            stored = QASettings.from_dict(stored_settings(engine, analysis_id))
-            settings = replace(stored, policy=policy)
-            analysis_id = analyze_qa(engine, settings, progress=progress).id
         return build_qa_report(engine, analysis_id=analysis_id, progress=progress)
+
+    def under_policy(
+        self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
+    ) -> int:
+        from cuegap.designs._settings import stored_settings
+        from cuegap.designs.qa._analysis import QASettings, analyze_qa
+
+        stored = QASettings.from_dict(stored_settings(engine, analysis_id))
+        settings = replace(stored, policy=policy)
+        return int(analyze_qa(engine, settings, progress=progress).id)
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
         from cuegap.designs.qa._report_context import qa_report_context

@@ -15,12 +15,17 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 import pandas as pd
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap.designs.prompt_variance._report_sections import load_pv
-from cuegap.reports._build import REPORT_SCHEMA_VERSION, _load_tables, _renderer_versions
-from cuegap.schema import Analysis, Provenance, provenance, read_snapshot
+from cuegap.reports import (
+    REPORT_SCHEMA_VERSION,
+    load_stored,
+    load_tables,
+    load_verdict_page,
+    matching_fit,
+)
+from cuegap.schema import Provenance
 
 KIND = "qa"
 #: The QA design's own verdict wording (never the dilemma design's).
@@ -67,6 +72,9 @@ class QAReportData:
         every verdict as inconclusive), else the bootstrap's (``None``: ``tables``).
     verdicts_analysis : int or None
         The analysis that stored them, when it is not ``analysis_id``.
+    verdict_page, verdict_page_analysis : DataFrame or None, int or None
+        Page 1: the stored ``verdict_records`` of the analysis of record (that Bayesian
+        fit, else ``analysis_id``), and that analysis.
     """
 
     design: ClassVar[str] = KIND
@@ -87,6 +95,8 @@ class QAReportData:
     pv: dict[str, Any] | None = None
     verdicts_of_record: pd.DataFrame | None = None
     verdicts_analysis: int | None = None
+    verdict_page: pd.DataFrame | None = None
+    verdict_page_analysis: int | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
 
@@ -112,42 +122,20 @@ def build_qa_report(
     ValueError
         When there is no such QA analysis.
     """
-    say = progress or (lambda _msg: None)
-    stmt = select(Analysis).where(Analysis.kind == KIND).order_by(Analysis.id.desc()).limit(1)
-    if analysis_id is not None:
-        stmt = select(Analysis).where(Analysis.id == analysis_id)
-    with engine.connect() as conn:
-        row = conn.execute(stmt).first()
-    if row is None or row.kind != KIND:
-        which = (
-            f"--analysis {analysis_id} is not a stored QA analysis"
-            if analysis_id is not None
-            else "there is no stored QA analysis"
-        )
-        raise ValueError(f"{which}; run cuegap analyze --design qa")
-    say("reading result tables")
-    tables = _load_tables(engine, row.id)
-    bayes, note, record = _bayes(engine, row)
+    stored = load_stored(engine, KIND, analysis_id, label="QA", design="qa",
+                         signoffs=signoffs, progress=progress)  # fmt: skip
+    bayes, note, record = _bayes(engine, stored.row)
     pv = load_pv(engine)
-    say("reading provenance")
-    with read_snapshot(engine) as conn:
-        prov = provenance(conn)
-    versions = {**(row.versions or {}), **_renderer_versions()}
+    page_of = record[0] if record else int(stored.row.id)
     return QAReportData(
-        analysis_id=int(row.id),
-        kind=row.kind,
-        data_fingerprint=row.data_fingerprint,
-        analysis_created_at=row.created_at,
-        settings=dict(row.settings or {}),
-        versions=dict(sorted(versions.items())),
-        tables=tables,
-        provenance=prov,
+        **stored.common(),
         bayes=bayes,
         bayes_note=note,
-        signoffs=[dict(s) for s in (signoffs or [])],
         pv=pv,
         verdicts_of_record=record[1] if record else None,
         verdicts_analysis=record[0] if record else None,
+        verdict_page=load_verdict_page(engine, page_of),
+        verdict_page_analysis=page_of,
     )
 
 
@@ -164,21 +152,12 @@ def _bayes(
     stored verdicts (all inconclusive, with the gate's reason) are the ones printed, as the
     CLI printed them and ``cuegap export verdicts`` writes them.
     """
-    with engine.connect() as conn:
-        fits = conn.execute(
-            select(Analysis.id, Analysis.status, Analysis.settings, Analysis.message)
-            .where(
-                Analysis.kind == "qa_bayesian", Analysis.data_fingerprint == row.data_fingerprint
-            )
-            .order_by(Analysis.id.desc())
-        ).all()
-    mine = row.settings or {}
-    for fit in fits:
-        if all((fit.settings or {}).get(k) == mine.get(k) for k in _FIT_KEYS):
-            tables = _load_tables(engine, fit.id)
-            record = (int(fit.id), tables["verdicts"]) if "verdicts" in tables else None
-            if fit.status != "ok":
-                why = f"the Bayesian fit (analysis {fit.id}) did not converge: {fit.message}"
-                return None, why, record
-            return tables, "", record
+    fit = matching_fit(engine, row, "qa_bayesian", _FIT_KEYS)
+    if fit is not None:
+        tables = load_tables(engine, fit.id)
+        record = (int(fit.id), tables["verdicts"]) if "verdicts" in tables else None
+        if fit.status != "ok":
+            why = f"the Bayesian fit (analysis {fit.id}) did not converge: {fit.message}"
+            return None, why, record
+        return tables, "", record
     return None, QAReportData.bayes_note, None

@@ -22,9 +22,12 @@ from pathlib import Path
 
 import cuegap
 
-REPORTS = Path(cuegap.__file__).parent / "reports"
+PACKAGE = Path(cuegap.__file__).parent
+REPORTS = PACKAGE / "reports"
 ANALYSIS_NAME = re.compile(r"^(_?analy[sz]e\w*|_?reanaly[sz]e\w*|run_\w+|fit_\w+|under_policy)$")
-RUNNING_MODULES = re.compile(r"^cuegap\.(reanalysis\w*|_publish|cli)(\.|$)")
+RUNNING_MODULES = re.compile(
+    r"^cuegap\.(reanalysis\w*|_publish|cli|designs\.\w+\.(_reanalysis|_cli\w*))(\.|$)"
+)
 #: Imports the rule checks names from (every cuegap package; ``designs`` has analyze too).
 CUEGAP = re.compile(r"^cuegap(\.|$)")
 
@@ -76,10 +79,11 @@ def test_the_rule_catches_each_way_of_running_an_analysis() -> None:
 
 
 def test_reports_only_read_stored_analyses() -> None:
-    modules = sorted(REPORTS.rglob("*.py"))
-    assert len(modules) > 10  # the walk found the package
+    """The shared report layer and every design's report modules (``_report*.py``)."""
+    modules = sorted([*REPORTS.rglob("*.py"), *PACKAGE.glob("designs/*/_report*.py")])
+    assert len(modules) > 20  # the walk found both
     found = {
-        str(path.relative_to(REPORTS)): uses
+        str(path.relative_to(PACKAGE)): uses
         for path in modules
         if (uses := analysis_uses(path.read_text(encoding="utf-8")))
     }

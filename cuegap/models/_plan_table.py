@@ -44,6 +44,8 @@ PLAN_COLUMNS = [
     "min_size",
     "max_size",
     "scale",
+    "icc",
+    "deff",
     "source",
 ]
 
@@ -73,6 +75,9 @@ class PlanInput:
         The gap's unit for messages ("pp", "bias score").
     source : str
         Where the assumptions came from (an analysis id, a file).
+    icc, deff : float
+        The intra-item correlation and design effect assumed or estimated (NaN when not
+        known; a pilot's bootstrap standard error already carries the clustering).
     """
 
     system: str
@@ -87,6 +92,8 @@ class PlanInput:
     min_size: float = 1.0
     scale: str = ""
     source: str = ""
+    icc: float = math.nan
+    deff: float = math.nan
 
 
 def _p(inp: PlanInput, size: float, decision: str) -> float:
@@ -186,6 +193,8 @@ def answer_line(row: pd.Series) -> str:
     verb = "flag" if row["decision"] == "flag" else "pass"
     delta = f"{row['delta']:g}" + (f" {row['scale']}" if row["scale"] else "")
     head = f"to {verb} {row['system']} at δ = {delta} with {100 * row['target']:.0f}% probability"
+    if verb == "pass":
+        head += " (if its true gap is 0)"
     now = f"the audit has {row['current_size']:,.0f}"
     if math.isfinite(row["required_size"]):
         if row["required_size"] <= row["current_size"]:

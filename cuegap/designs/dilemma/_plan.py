@@ -1,0 +1,55 @@
+"""The dilemma design's planner: reads the newest frequentist analysis and the store's
+counts, and hands them to :mod:`cuegap.designs.dilemma.stats._plan`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from cuegap.designs import PlanRequest, PlanUnavailable
+from cuegap.designs.dilemma.stats import _plan as stats_plan
+from cuegap.models import PlanInput
+
+_KIND = "frequentist"
+
+
+def stored_settings(engine: Engine, analysis_id: int) -> dict[str, Any]:
+    """The settings stored with an analysis, as a dict."""
+    from cuegap.schema import Analysis
+
+    with engine.connect() as conn:
+        raw = conn.execute(select(Analysis.settings).where(Analysis.id == analysis_id)).scalar_one()
+    return json.loads(raw) if isinstance(raw, str) else dict(raw or {})
+
+
+def plan(engine: Engine | None, request: PlanRequest) -> list[PlanInput]:
+    """The dilemma design's plan inputs (:meth:`cuegap.designs.Design.plan`)."""
+    if request.assumptions is not None:
+        return stats_plan.assumed_inputs(request.assumptions, request.policy)
+    from cuegap.audit import latest_analysis_id, load_table
+    from cuegap.schema import decision_counts
+
+    if engine is None:
+        raise PlanUnavailable("give a store or an assumptions file to plan the dilemma design")
+    found = latest_analysis_id(engine, _KIND)
+    if found is None:
+        raise PlanUnavailable(
+            "no dilemma analysis is stored to plan from: run cuegap analyze --design dilemma "
+            "on a pilot, or give --assumptions FILE"
+        )
+    st = stored_settings(engine, found)
+    explicit = tuple(st.get("explicit", ("direct", None)))
+    implicit = tuple(st.get("implicit", ("puzzled", "hard")))
+    return stats_plan.pilot_inputs(
+        load_table(engine, "verdicts", found),
+        load_table(engine, "macro_gap", found),
+        decision_counts(engine),
+        explicit=explicit,
+        implicit=implicit,
+        consequences=bool(st.get("consequences", True)),
+        policy=request.policy,
+        source=f"dilemma analysis {found}",
+    )

@@ -13,6 +13,7 @@ matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/te
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_report
 from cuegap.reports._context import report_context
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
+from cuegap.reports._plan_figure import plan_figure
 from cuegap.reports._render import (
     FORMATS,
     RenderedReport,
@@ -42,6 +43,7 @@ __all__ = [
     "fmt_interval",
     "fmt_num",
     "fmt_pm",
+    "plan_figure",
     "render_files",
     "render_html",
     "render_pdf",

@@ -13,9 +13,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from cuegap._terminal import safe
 from cuegap.cli._analyze import DesignOption
-from cuegap.cli._common import _engine, console, friendly
+from cuegap.cli._common import _engine, console, friendly, safe
 
 PLAN_TABLE = "plan"
 PLAN_KIND = "plan"

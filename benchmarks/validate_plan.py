@@ -18,8 +18,10 @@ the share that decide against the plan's prediction, with the Monte Carlo SE.
 * ``dilemma``: :func:`cuegap.models._bayes_sim.simulate_counts` (one system, a planted
   macro gap), :func:`cuegap.models.bootstrap` over dilemmas and
   :func:`cuegap.models.verdicts` (the frequentist rule ``cuegap analyze`` applies); flag.
-* ``qa``: :func:`cuegap.designs.qa.stats._sim.planted_qa_counts`,
-  ``qa_bootstrap`` and ``qa_verdicts``; flag.
+* ``qa``: the answer shares of one :func:`cuegap.designs.qa.stats._sim.planted_qa_counts`
+  audit (drawn at a huge size, so its true G is fixed; the simulator draws new accuracies
+  with every seed), multinomial answers per cell at those shares, ``qa_bootstrap`` and
+  ``qa_verdicts``; flag.
 
 Not yet: the prompt-variance and conversation designs (no planner), the Bayesian rule.
 """
@@ -32,6 +34,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
 from cuegap.designs.dilemma.stats import _plan as dilemma_plan
 from cuegap.designs.qa import stats as qa_stats
@@ -101,8 +104,20 @@ def dilemma(args: argparse.Namespace) -> list[str]:
 
 
 # -- QA ------------------------------------------------------------------------------
-def _qa_audit(n: int, gap: float, seed: int, n_boot: int):
-    counts, truth = planted_qa_counts([gap], n=n, seed=seed)
+def _qa_draw(base: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """One audit of ``n`` answers per cell at the answer shares of ``base`` (the QA
+    simulator's audit at a huge size: its parameters, fixed across audits)."""
+    rng = np.random.default_rng(seed)
+    keys = [c for c in base.columns if c not in ("answer", "n")]
+    parts = []
+    for _, cell in base.groupby(keys, sort=False, dropna=False):
+        p = cell["n"].to_numpy(dtype=float)
+        parts.append(cell.assign(n=rng.multinomial(n, p / p.sum())))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _qa_audit(base: pd.DataFrame, n: int, seed: int, n_boot: int):
+    counts = _qa_draw(base, n, seed)
     boot = qa_stats.qa_bootstrap(counts, n_boot=n_boot, seed=seed, delta=POLICY.delta_bias)
     v = qa_stats.qa_verdicts(
         boot["cue_gap"],
@@ -110,22 +125,22 @@ def _qa_audit(n: int, gap: float, seed: int, n_boot: int):
         probability=POLICY.probability,
         min_parsable=POLICY.min_parsable,
     )
-    return boot, v, truth
+    return boot, v
 
 
 def qa(args: argparse.Namespace) -> list[str]:
-    ref = args.qa_ref
-    pilots = [_qa_audit(ref, args.qa_gap, 10_000 + k, args.boot) for k in range(args.pilots)]
+    base, planted = planted_qa_counts([args.qa_gap], n=1_000_000, seed=args.qa_seed)
+    truth = float(next(iter(planted.values())))
+    pilots = [_qa_audit(base, args.qa_ref, 10_000 + k, args.boot) for k in range(args.pilots)]
     inputs = [qa_plan.pilot_inputs(v, b["cue_gap"], b["dimension_gap"], None,
                                    delta=POLICY.delta_bias, policy=POLICY)[0]
-              for b, v, _ in pilots]  # fmt: skip
-    truth = float(np.mean([next(iter(t.values())) for _, _, t in pilots]))
+              for b, v in pilots]  # fmt: skip
     inp = replace(inputs[0], se=float(np.mean([i.se for i in inputs])), gap=truth)
     n = _needed(inp, "flag")
     out = []
     for size in (int(n), int(n // 2)):
         hits = sum(
-            _qa_audit(size, args.qa_gap, k, args.boot)[1]["verdict"].iloc[0] == "flagged"
+            _qa_audit(base, size, k, args.boot)[1]["verdict"].iloc[0] == "flagged"
             for k in range(args.reps)
         )
         out.append(_line(f"qa flag, G {truth:.3f}", size, _at(inp, size, "flag"),
@@ -160,7 +175,8 @@ def main() -> None:
     p.add_argument("--designs", default="generic,dilemma,qa")
     p.add_argument("--dilemma-gap", type=float, default=6.0, help="planted macro gap (pp)")
     p.add_argument("--dilemma-ref", type=int, default=100, help="pilot dilemmas")
-    p.add_argument("--qa-gap", type=float, default=0.2, help="planted QA gap (simulator's)")
+    p.add_argument("--qa-gap", type=float, default=0.4, help="planted QA gap (simulator's)")
+    p.add_argument("--qa-seed", type=int, default=0, help="seed of the QA truth")
     p.add_argument("--qa-ref", type=int, default=40, help="pilot questions per cell")
     args = p.parse_args()
     runs = {"generic": generic, "dilemma": dilemma, "qa": qa}

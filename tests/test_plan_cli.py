@@ -89,3 +89,38 @@ def test_bad_assumptions_are_named(tmp_path: Path) -> None:
 def test_a_design_without_a_planner_says_so(qa_store: dict) -> None:
     out = cli(qa_store["db"], "plan", "--design", "conversation", code=2)
     assert "the conversation design has no planner yet" in out
+
+
+@pytest.fixture(scope="module")
+def dilemma_store(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("plandilemma")
+    db, sim = root / "d.db", root / "sim"
+    cli(db, "simulate", sim, "--systems", 2, "--seed", 3)
+    cli(db, "ingest", sim)
+    cli(db, "analyze", "--boot", 100)
+    out = cli(db, "plan")
+    cli(db, "export", "plan", "--out", root / "plan.csv")
+    cli(db, "export", "macro_gap", "--out", root / "mg.csv")
+    return {"db": db, "out": out, "plan": pd.read_csv(root / "plan.csv"),
+            "macro_gap": pd.read_csv(root / "mg.csv")}  # fmt: skip
+
+
+def test_plan_of_a_dilemma_pilot(dilemma_store: dict) -> None:
+    """se is the stored bootstrap SD of the verdict's setting (with consequences); size is
+    the fewer dilemmas with a parsable decision of the two compared conditions, counted
+    here from the store's counts."""
+    from cuegap.schema import decision_counts
+
+    plan, mg = dilemma_store["plan"], dilemma_store["macro_gap"]
+    assert not plan.empty and set(plan["size_unit"]) == {"dilemmas per condition"}
+    counts = decision_counts(make_engine(f"sqlite:///{dilemma_store['db']}"))
+    counts = counts[counts["consequences"].astype(bool)]
+    parsable = counts[(counts["favor_trials"] + counts["against_trials"]) > 0]
+    direct = parsable[parsable["condition"] == "direct"].groupby("system")["dilemma"].nunique()
+    puzzled = parsable[(parsable["condition"] == "puzzled") & (parsable["difficulty"] == "hard")]
+    puzzled = puzzled.groupby("system")["dilemma"].nunique()
+    sd = mg[mg["consequences"].astype(bool)].set_index("system")["gap_sd_pp"]
+    for row in plan.itertuples():
+        assert row.current_size == min(direct[row.system], puzzled[row.system])
+        assert row.se == pytest.approx(sd[row.system])
+    assert "dilemmas per condition; the audit has" in dilemma_store["out"]

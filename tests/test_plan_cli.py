@@ -124,3 +124,18 @@ def test_plan_of_a_dilemma_pilot(dilemma_store: dict) -> None:
         assert row.current_size == min(direct[row.system], puzzled[row.system])
         assert row.se == pytest.approx(sd[row.system])
     assert "dilemmas per condition; the audit has" in dilemma_store["out"]
+
+
+def test_plan_figure_is_written(qa_store: dict) -> None:
+    png = qa_store["root"] / "plan.png"
+    out = cli(qa_store["db"], "plan", "--figure", png)
+    assert "Wrote" in out and "plan.png" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_unknown_assumption_keys_are_named(tmp_path: Path) -> None:
+    f = tmp_path / "a.toml"
+    f.write_text("[plan]\nitems = 10\nrate_explicit = 0.5\nrate_implicit = 0.5\ngap = 1\n"
+                 "icc2 = 3\n")  # fmt: skip
+    out = cli(tmp_path / "x.db", "plan", "--assumptions", f, code=2)
+    assert "unknown key 'icc2' in [plan]" in out

@@ -81,7 +81,11 @@ def plan(
     ] = None,
     policy: Annotated[
         Path | None,
-        typer.Option("--policy", help="Verdict policy TOML file (default: built-in policy)."),
+        typer.Option(
+            "--policy",
+            help="Verdict policy TOML file (default: the policy each analysis was run "
+            "under; the built-in one with --assumptions).",
+        ),
     ] = None,
     target: Annotated[
         float,
@@ -111,7 +115,7 @@ def plan(
     """
     from cuegap.models import answer_line, load_policy, plan_table
 
-    chosen = load_policy(policy)
+    chosen = load_policy(policy) if policy is not None or assumptions is not None else None
     inputs, engine = _inputs(design, assumptions, chosen)
     if not inputs:
         raise ValueError("nothing to plan: no design the store holds has a planner with data")
@@ -131,8 +135,12 @@ def plan(
         plan_figure(inputs, target=target, out=figure, max_factor=max_factor)
         console.print(f"Wrote {safe(str(figure))}")
     if engine is not None:
-        settings = {"target": target, "max_factor": max_factor, "policy": asdict(chosen),
-                    "designs": sorted({i.design for i in inputs})}  # fmt: skip
+        settings = {
+            "target": target,
+            "max_factor": max_factor,
+            "policy": asdict(chosen) if chosen is not None else "as stored with each analysis",
+            "designs": sorted({i.design for i in inputs}),
+        }
         found = _store(engine, table, settings)
         console.print(f"Stored as table {PLAN_TABLE!r} of plan analysis {found} "
                       f"(cuegap export {PLAN_TABLE} --out FILE.csv)")  # fmt: skip

@@ -18,6 +18,7 @@ from cuegap.designs._base import (
     SimulateOptions,
     StatusPart,
 )
+from cuegap.designs._plan import stored_policy, stored_settings
 from cuegap.designs._registry import (
     analysis_kinds,
     default,
@@ -65,6 +66,8 @@ __all__ = [
     "register",
     "registered",
     "resolve_design",
+    "stored_policy",
+    "stored_settings",
     "unregister",
     "varying_factor",
 ]

@@ -83,7 +83,9 @@ class StatusPart:
 class PlanRequest:
     """What ``cuegap plan`` asks a design's planner (:meth:`Design.plan`).
 
-    ``policy`` is the verdict policy; ``assumptions`` the stated assumptions
+    ``policy`` is the verdict policy to plan under (None: the one stored with the analysis
+    planned from; the built-in one for stated assumptions); ``assumptions`` the stated
+    assumptions
     (:class:`cuegap.models.PlanAssumptions`), or None to estimate them from the store's
     newest analysis of the design (a pilot or a finished audit).
     """

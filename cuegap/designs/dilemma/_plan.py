@@ -3,32 +3,20 @@ counts, and hands them to :mod:`cuegap.designs.dilemma.stats._plan`."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.designs import PlanRequest, PlanUnavailable
+from cuegap.designs import PlanRequest, PlanUnavailable, stored_policy, stored_settings
 from cuegap.designs.dilemma.stats import _plan as stats_plan
-from cuegap.models import PlanInput
+from cuegap.models import PlanInput, Policy
 
 _KIND = "frequentist"
 
 
-def stored_settings(engine: Engine, analysis_id: int) -> dict[str, Any]:
-    """The settings stored with an analysis, as a dict."""
-    from cuegap.schema import Analysis
-
-    with engine.connect() as conn:
-        raw = conn.execute(select(Analysis.settings).where(Analysis.id == analysis_id)).scalar_one()
-    return json.loads(raw) if isinstance(raw, str) else dict(raw or {})
-
-
 def plan(engine: Engine | None, request: PlanRequest) -> list[PlanInput]:
-    """The dilemma design's plan inputs (:meth:`cuegap.designs.Design.plan`)."""
+    """The dilemma design's plan inputs (:meth:`cuegap.designs.Design.plan`); under
+    ``request.policy``, or when it is None the policy stored with the analysis."""
     if request.assumptions is not None:
-        return stats_plan.assumed_inputs(request.assumptions, request.policy)
+        return stats_plan.assumed_inputs(request.assumptions, request.policy or Policy())
     from cuegap.audit import latest_analysis_id, load_table
     from cuegap.schema import decision_counts
 
@@ -50,6 +38,6 @@ def plan(engine: Engine | None, request: PlanRequest) -> list[PlanInput]:
         explicit=explicit,
         implicit=implicit,
         consequences=bool(st.get("consequences", True)),
-        policy=request.policy,
+        policy=request.policy or stored_policy(st),
         source=f"dilemma analysis {found}",
     )

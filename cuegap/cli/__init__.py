@@ -21,6 +21,7 @@ from cuegap.cli._common import main
 from cuegap.cli._compliance import keygen, signoff, verify, witness
 from cuegap.cli._demo import demo
 from cuegap.cli._ingest import formats, ingest, simulate
+from cuegap.cli._plan import plan
 from cuegap.cli._report import reanalyze, report
 from cuegap.cli._store import analyses, export, init, status, tables
 from cuegap.cli._verdicts import verdicts
@@ -42,6 +43,7 @@ for _command in (
     demo,
     analyze,
     verdicts,
+    plan,
     export,
     analyses,
     tables,

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from cuegap.designs._base import AnalyzeOptions, Design, SimulateOptions, StatusPart
+from cuegap.designs._base import (
+    AnalyzeOptions,
+    Design,
+    PlanRequest,
+    PlanUnavailable,
+    SimulateOptions,
+    StatusPart,
+)
 from cuegap.designs._registry import (
     analysis_kinds,
     default,
@@ -54,6 +61,8 @@ __all__ = [
     "AnalyzeOptions",
     "BayesSettings",
     "Design",
+    "PlanRequest",
+    "PlanUnavailable",
     "SimulateOptions",
     "StatusPart",
     "analysis_kind",

@@ -79,6 +79,25 @@ class StatusPart:
     show: Callable[[Any], None] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PlanRequest:
+    """What ``cuegap plan`` asks a design's planner (:meth:`Design.plan`).
+
+    ``policy`` is the verdict policy to plan under (None: the one stored with the analysis
+    planned from; the built-in one for stated assumptions); ``assumptions`` the stated
+    assumptions
+    (:class:`cuegap.models.PlanAssumptions`), or None to estimate them from the store's
+    newest analysis of the design (a pilot or a finished audit).
+    """
+
+    policy: Any
+    assumptions: Any = None
+
+
+class PlanUnavailable(ValueError):
+    """A design has no planner, or the store holds nothing it can plan from."""
+
+
 class Design(ABC):
     """A study design.
 
@@ -231,6 +250,22 @@ class Design(ABC):
     @abstractmethod
     def simulate(self, options: SimulateOptions, out: Any) -> None:
         """Write a simulated dataset with planted effects into ``options.out_dir``."""
+
+    # -- planning ---------------------------------------------------------------------
+    def plan(self, engine: Engine | None, request: PlanRequest) -> list[Any]:
+        """What the audit's size gives, and what it would take to decide.
+
+        Returns one :class:`cuegap.models.PlanInput` per system and headline contrast (the
+        gap to plan for, its standard error at the current size, in the design's size
+        unit); :func:`cuegap.models.plan_table` turns them into the plan.
+
+        Raises
+        ------
+        PlanUnavailable
+            When the design has no planner (this default), or nothing to plan from.
+        """
+        label = self.label or self.name
+        raise PlanUnavailable(f"the {label} design has no planner yet (issue 28)")
 
     # -- shared behaviour ---------------------------------------------------------------
     def owns_kind(self, kind: str) -> bool:

@@ -17,6 +17,7 @@ from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_repor
 from cuegap.reports._context import report_context
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
 from cuegap.reports._loader import load_stored, load_tables, load_verdict_page, matching_fit
+from cuegap.reports._plan_figure import plan_figure
 from cuegap.reports._render import (
     FORMATS,
     RenderedReport,
@@ -50,6 +51,7 @@ __all__ = [
     "load_tables",
     "load_verdict_page",
     "matching_fit",
+    "plan_figure",
     "render_files",
     "render_html",
     "render_pdf",

@@ -14,7 +14,14 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
+from cuegap.designs._base import (
+    AnalyzeOptions,
+    Design,
+    PlanRequest,
+    Progress,
+    SimulateOptions,
+    StatusPart,
+)
 from cuegap.designs._store import has_rows
 
 
@@ -71,6 +78,12 @@ class DilemmaDesign(Design):
         from cuegap.designs.dilemma._cli import analyze_dilemma
 
         return analyze_dilemma(engine, options)
+
+    def plan(self, engine: Engine | None, request: PlanRequest) -> list[Any]:
+        """Plan inputs per system: dilemmas per condition (:mod:`._plan`)."""
+        from cuegap.designs.dilemma._plan import plan
+
+        return plan(engine, request)
 
     def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
         from cuegap.models import condition_label

@@ -16,7 +16,14 @@ from typing import Any, ClassVar
 
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
+from cuegap.designs._base import (
+    AnalyzeOptions,
+    Design,
+    PlanRequest,
+    Progress,
+    SimulateOptions,
+    StatusPart,
+)
 from cuegap.designs._store import has_rows
 from cuegap.designs.dilemma import sampling
 from cuegap.models import PolicyKey, Range
@@ -83,6 +90,12 @@ class QADesign(Design):
         from cuegap.designs.qa._cli import analyze_qa
 
         return analyze_qa(engine, options)
+
+    def plan(self, engine: Engine | None, request: PlanRequest) -> list[Any]:
+        """Plan inputs per system and strategy: questions per category and context."""
+        from cuegap.designs.qa._plan import plan
+
+        return plan(engine, request)
 
     def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
         st = settings

@@ -1,0 +1,192 @@
+"""Calibration of ``cuegap plan``: does an audit of the planned size decide as often as the
+plan says?
+
+Usage::
+
+    .venv/bin/python benchmarks/validate_plan.py                 # 200 audits per size
+    .venv/bin/python benchmarks/validate_plan.py --reps 60       # a few minutes
+    .venv/bin/python benchmarks/validate_plan.py --designs generic
+
+For each scenario: plan from a pilot (the mean bootstrap SD of ``--pilots`` simulated
+pilot audits at a reference size, through the design's own planner), let the planner name
+N for an 80 % decision probability, then simulate ``--reps`` audits at N and at N/2
+through the design's counts-level simulator, its bootstrap and its verdict rule, and print
+the share that decide against the plan's prediction, with the Monte Carlo SE.
+
+* ``generic``: clustered, paired binomial audits (:mod:`cuegap.models._plan_sim`), from
+  stated rates, ICC and pairing (no pilot), flag and pass.
+* ``dilemma``: :func:`cuegap.models._bayes_sim.simulate_counts` (one system, a planted
+  macro gap), :func:`cuegap.models.bootstrap` over dilemmas and
+  :func:`cuegap.models.verdicts` (the frequentist rule ``cuegap analyze`` applies); flag.
+* ``qa``: the answer shares of one :func:`cuegap.designs.qa.stats._sim.planted_qa_counts`
+  audit (drawn at a huge size, so its true G is fixed; the simulator draws new accuracies
+  with every seed), multinomial answers per cell at those shares, ``qa_bootstrap`` and
+  ``qa_verdicts``; flag.
+
+Not yet: the prompt-variance and conversation designs (no planner), the Bayesian rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from cuegap.designs.dilemma.stats import _plan as dilemma_plan
+from cuegap.designs.qa import stats as qa_stats
+from cuegap.designs.qa.stats import _plan as qa_plan
+from cuegap.designs.qa.stats._sim import planted_qa_counts
+from cuegap.models import (
+    DEFAULT_POLICY,
+    PlanInput,
+    bootstrap,
+    contrast_se,
+    decision_probability,
+    plan_table,
+    verdicts,
+)
+from cuegap.models._bayes_sim import simulate_counts
+from cuegap.models._plan_sim import paired_correlation, simulated_decision_rate
+
+EXPLICIT, IMPLICIT = ("direct", None), ("puzzled", "hard")
+POLICY = DEFAULT_POLICY
+
+
+def _line(name: str, size: float, predicted: float, got: float, reps: int) -> str:
+    mc = math.sqrt(max(predicted * (1 - predicted), 1e-4) / reps)
+    z = (got - predicted) / mc
+    return f"{name:<34}{size:>8,.0f}{predicted:>11.3f}{got:>9.3f}{mc:>8.3f}{z:>+7.1f}"
+
+
+def _at(inp: PlanInput, size: float, decision: str) -> float:
+    se = inp.se * math.sqrt(inp.current_size / size)
+    gap = inp.gap if decision == "flag" else 0.0
+    return decision_probability(gap, se, inp.delta, inp.probability, decision)  # type: ignore[arg-type]
+
+
+def _needed(inp: PlanInput, decision: str) -> float:
+    t = plan_table([inp], max_factor=1e5)
+    return float(t.loc[t["decision"] == decision, "required_size"].iloc[0])
+
+
+# -- dilemma -------------------------------------------------------------------------
+def _dilemma_audit(dilemmas: int, gap: float, seed: int, n_boot: int):
+    sim = simulate_counts(n_systems=1, pairs=max(1, round(dilemmas * 12 / 15)), gaps=[gap],
+                          dilemmas=dilemmas, seed=seed)  # fmt: skip
+    boot = bootstrap(sim.counts, n_boot=n_boot, seed=seed, explicit=EXPLICIT,
+                     implicit=IMPLICIT, level=0.9)  # fmt: skip
+    macro = boot["macro_gap"][boot["macro_gap"]["consequences"]]
+    return sim.counts, macro, verdicts(macro, POLICY)
+
+
+def dilemma(args: argparse.Namespace) -> list[str]:
+    gap, ref = args.dilemma_gap, args.dilemma_ref
+    pilots = [_dilemma_audit(ref, gap, 10_000 + k, args.boot) for k in range(args.pilots)]
+    inputs = [dilemma_plan.pilot_inputs(v, m, c, explicit=EXPLICIT, implicit=IMPLICIT,
+                                        consequences=True, policy=POLICY)[0]
+              for c, m, v in pilots]  # fmt: skip
+    inp = replace(inputs[0], se=float(np.mean([i.se for i in inputs])), gap=gap)
+    n = _needed(inp, "flag")
+    out = []
+    for size in (n, math.floor(n / 2)):
+        size = int(size)
+        hits = sum(
+            _dilemma_audit(size, gap, k, args.boot)[2]["verdict"].iloc[0] == "flagged"
+            for k in range(args.reps)
+        )
+        out.append(_line(f"dilemma flag, gap {gap:g} pp", size, _at(inp, size, "flag"),
+                         hits / args.reps, args.reps))  # fmt: skip
+    return out
+
+
+# -- QA ------------------------------------------------------------------------------
+def _qa_draw(base: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """One audit of ``n`` answers per cell at the answer shares of ``base`` (the QA
+    simulator's audit at a huge size: its parameters, fixed across audits)."""
+    rng = np.random.default_rng(seed)
+    keys = [c for c in base.columns if c not in ("answer", "n")]
+    parts = []
+    for _, cell in base.groupby(keys, sort=False, dropna=False):
+        p = cell["n"].to_numpy(dtype=float)
+        parts.append(cell.assign(n=rng.multinomial(n, p / p.sum())))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _qa_audit(base: pd.DataFrame, n: int, seed: int, n_boot: int):
+    counts = _qa_draw(base, n, seed)
+    boot = qa_stats.qa_bootstrap(counts, n_boot=n_boot, seed=seed, delta=POLICY.delta_bias)
+    v = qa_stats.qa_verdicts(
+        boot["cue_gap"],
+        delta=POLICY.delta_bias,
+        probability=POLICY.probability,
+        min_parsable=POLICY.min_parsable,
+    )
+    return boot, v
+
+
+def qa(args: argparse.Namespace) -> list[str]:
+    base, planted = planted_qa_counts([args.qa_gap], n=1_000_000, seed=args.qa_seed)
+    truth = float(next(iter(planted.values())))
+    pilots = [_qa_audit(base, args.qa_ref, 10_000 + k, args.boot) for k in range(args.pilots)]
+    inputs = [qa_plan.pilot_inputs(v, b["cue_gap"], b["dimension_gap"], None,
+                                   delta=POLICY.delta_bias, policy=POLICY)[0]
+              for b, v in pilots]  # fmt: skip
+    inp = replace(inputs[0], se=float(np.mean([i.se for i in inputs])), gap=truth)
+    n = _needed(inp, "flag")
+    out = []
+    for size in (int(n), int(n // 2)):
+        hits = sum(
+            _qa_audit(base, size, k, args.boot)[1]["verdict"].iloc[0] == "flagged"
+            for k in range(args.reps)
+        )
+        out.append(_line(f"qa flag, G {truth:.3f}", size, _at(inp, size, "flag"),
+                         hits / args.reps, args.reps))  # fmt: skip
+    return out
+
+
+# -- generic -------------------------------------------------------------------------
+def generic(args: argparse.Namespace) -> list[str]:
+    rate, icc, m, delta, q = 0.4, 0.1, 4, 0.02, POLICY.probability
+    out = []
+    for gap, decision in ((0.06, "flag"), (0.0, "pass")):
+        se1 = contrast_se(rate + gap, rate, items=1, responses_per_item=m, icc=icc,
+                          paired_correlation=paired_correlation(icc, m))  # fmt: skip
+        inp = PlanInput(system="s", design="generic", contrast="", gap=gap, se=se1,
+                        current_size=1, size_unit="items", delta=delta, probability=q)  # fmt: skip
+        n = _needed(inp, decision)
+        for size in (int(n), int(n // 2)):
+            got = simulated_decision_rate(items=size, m=m, rate=rate, icc=icc, gap=gap,
+                                          delta=delta, probability=q, decision=decision,
+                                          replicates=args.reps, seed=size)  # fmt: skip
+            out.append(_line(f"generic {decision}, gap {gap:g}", size,
+                             _at(inp, size, decision), got, args.reps))  # fmt: skip
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--reps", type=int, default=200, help="simulated audits per size")
+    p.add_argument("--pilots", type=int, default=10, help="pilot audits the plan averages")
+    p.add_argument("--boot", type=int, default=200, help="bootstrap replicates per audit")
+    p.add_argument("--designs", default="generic,dilemma,qa")
+    p.add_argument("--dilemma-gap", type=float, default=6.0, help="planted macro gap (pp)")
+    p.add_argument("--dilemma-ref", type=int, default=100, help="pilot dilemmas")
+    p.add_argument("--qa-gap", type=float, default=0.4, help="planted QA gap (simulator's)")
+    p.add_argument("--qa-seed", type=int, default=0, help="seed of the QA truth")
+    p.add_argument("--qa-ref", type=int, default=40, help="pilot questions per cell")
+    args = p.parse_args()
+    runs = {"generic": generic, "dilemma": dilemma, "qa": qa}
+    print(f"{'scenario':<34}{'size':>8}{'predicted':>11}{'decided':>9}{'MC SE':>8}{'z':>7}")
+    for name in args.designs.split(","):
+        start = time.perf_counter()
+        for line in runs[name](args):
+            print(line, flush=True)
+        print(f"  ({name}: {time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

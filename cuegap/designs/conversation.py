@@ -105,8 +105,9 @@ class ConversationDesign(Design):
             f"with P >= {p:g}; passed when P(|contrast| < {delta:g} on every benchmark, for "
             f"every condition) >= {p:g}; otherwise inconclusive"
             if bayes
-            else f"flagged when some condition is a cross-benchmark finding whose unit mean "
-            f"exceeds ±{delta:g} on every benchmark; passed when every condition's "
+            else f"flagged when some condition is significant with one sign on every benchmark "
+            f"(a cross-benchmark finding only with two or more) and its unit mean "
+            f"exceeds ±{delta:g} on each; passed when every condition's "
             f"{100 * (2 * p - 1):g}% t-interval lies within ±{delta:g} on every benchmark (TOST); "
             "otherwise inconclusive"
         )

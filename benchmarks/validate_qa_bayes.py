@@ -122,6 +122,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="2 chains x 300 draws (smoke test)")
     ap.add_argument("--max-minutes", type=float, help="start no audit after this long")
     ap.add_argument("--out", type=Path, help="CSV the per-system rows are appended to")
+    ap.add_argument("--first-seed", type=int, default=1000, help="seed of the first audit")
     ap.add_argument("--shape", choices=SHAPES, default="six-system", help="the audit's shape")
     args = ap.parse_args()
     bayes = BayesSettings()
@@ -131,7 +132,7 @@ def main() -> None:
         lambda seed, n: one_audit(seed, n, bayes=bayes, shape=args.shape),
         audits=args.audits,
         sizes=(args.small, args.large),
-        first_seed=1000,
+        first_seed=args.first_seed,
         max_seconds=None if args.max_minutes is None else 60 * args.max_minutes,
         out=args.out,
     )

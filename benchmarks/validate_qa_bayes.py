@@ -4,6 +4,8 @@ Usage::
 
     .venv/bin/python benchmarks/validate_qa_bayes.py --audits 200   # about 1.5 h here
     .venv/bin/python benchmarks/validate_qa_bayes.py --audits 4 --quick
+    .venv/bin/python benchmarks/validate_qa_bayes.py --shape one-system --audits 6
+    .venv/bin/python benchmarks/validate_qa_bayes.py --shape three-category --audits 4
 
 Each audit: six systems with planted gaps G = S_amb(implicit) − S_amb(explicit) of 0,
 δ/4, 2δ, 2δ and two from seed 001's Table 2 ranges (about +0.2 to +0.4), four dimensions
@@ -24,6 +26,17 @@ the shared harness of ``benchmarks/_calibration.py``. Printed:
 * the verdict error rates a board cares about, Bayesian and bootstrap side by side:
   planted G = 0 flagged, planted |G| < δ/2 passed (the right call) and planted G = 2δ
   flagged (the right call).
+
+``--shape`` picks the audit's shape (issue 27: the real published sets are one system,
+few categories, explicit and implicit only):
+
+* ``six-system`` (default): as above;
+* ``one-system``: one system, three categories of two sub-groups, explicit and implicit
+  answers, ambiguous and disambiguated; the planted gap cycles over 0, δ/4, 2δ and seed
+  001's Table 2 ranges from audit to audit (the model then has no cell level);
+* ``three-category``: three systems (planted 0, 2δ and Table 2 ranges) on three
+  categories of two sub-groups (a smaller audit than the default, so that one fits in a
+  few minutes on the shared machine).
 """
 
 from __future__ import annotations
@@ -58,10 +71,25 @@ DELTA = SETTINGS.delta
 __all__ = ["DELTA", "one_audit", "summarise"]
 
 
-def one_audit(seed: int, n: int, *, bayes: BayesSettings) -> pd.DataFrame:
-    """Fit and bootstrap one planted audit; one row per system."""
-    gaps = [0.0, DELTA / 4, 2 * DELTA, 2 * DELTA, None, None]
-    counts, truth = planted_qa_counts(gaps, n=n, seed=seed, subgroups=2, disambiguated=True)
+KINDS = ["zero", "small", "two_delta", "two_delta", "table2", "table2"]
+GAPS = [0.0, DELTA / 4, 2 * DELTA, 2 * DELTA, None, None]
+THREE = ("age", "gender", "race")
+SHAPES = ("six-system", "one-system", "three-category")
+
+
+def one_audit(
+    seed: int, n: int, *, bayes: BayesSettings, shape: str = "six-system"
+) -> pd.DataFrame:
+    """Fit and bootstrap one planted audit of ``shape``; one row per system."""
+    gaps, kinds, dims = GAPS, KINDS, ("age", "caste", "gender", "religion")
+    if shape == "one-system":
+        k = (0, 1, 2, 4)[seed % 4]
+        gaps, kinds, dims = [GAPS[k]], [KINDS[k]], THREE
+    elif shape == "three-category":
+        gaps, kinds, dims = [GAPS[0], GAPS[2], GAPS[4]], [KINDS[0], KINDS[2], KINDS[4]], THREE
+    counts, truth = planted_qa_counts(
+        gaps, n=n, seed=seed, subgroups=2, disambiguated=True, dimensions=dims
+    )
     truth.pop("_dis")
     start = time.perf_counter()
     fit = fit_qa_bayes(counts, strategy=SETTINGS.strategy, **bayes.fit_kwargs(seed=seed))
@@ -76,7 +104,7 @@ def one_audit(seed: int, n: int, *, bayes: BayesSettings) -> pd.DataFrame:
     for k, (system, planted) in enumerate(truth.items()):
         rows.append({
             "seed": seed, "n": n, "system": system, "planted": planted,
-            "kind": ["zero", "small", "two_delta", "two_delta", "table2", "table2"][k],
+            "kind": kinds[k], "shape": shape,
             "passed": fit.converged, "seconds": seconds, "attempts": len(fit.diagnostics),
             "bayes": gap.loc[system, "gap"], "bayes_low": gap.loc[system, "gap_low"],
             "bayes_high": gap.loc[system, "gap_high"],
@@ -96,20 +124,22 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="2 chains x 300 draws (smoke test)")
     ap.add_argument("--max-minutes", type=float, help="start no audit after this long")
     ap.add_argument("--out", type=Path, help="CSV the per-system rows are appended to")
+    ap.add_argument("--first-seed", type=int, default=1000, help="seed of the first audit")
+    ap.add_argument("--shape", choices=SHAPES, default="six-system", help="the audit's shape")
     args = ap.parse_args()
     bayes = BayesSettings()
     if args.quick:
         bayes = replace(bayes, draws=300, tune=300, chains=2)
     df = run_audits(
-        lambda seed, n: one_audit(seed, n, bayes=bayes),
+        lambda seed, n: one_audit(seed, n, bayes=bayes, shape=args.shape),
         audits=args.audits,
         sizes=(args.small, args.large),
-        first_seed=1000,
+        first_seed=args.first_seed,
         max_seconds=None if args.max_minutes is None else 60 * args.max_minutes,
         out=args.out,
     )
     settings = f"{bayes.chains} chains x {bayes.draws} draws, {bayes.tune} tuning, retry, gate"
-    print(f"QA Bayesian validation ({settings}); δ = {DELTA}")
+    print(f"QA Bayesian validation, {args.shape} audits ({settings}); δ = {DELTA}")
     print("(size = answers per cell and context) " + summarise_by_size(df))
 
 

@@ -132,12 +132,15 @@ def test_question_unit_needs_a_question_column(counts: pd.DataFrame) -> None:
 
 
 def _table(rows: list[tuple]) -> pd.DataFrame:
-    """Rows (system, demographic, benchmark, mean sign, significant)."""
+    """Rows (system, demographic, benchmark, mean sign, significant). The pooled
+    ``estimate`` has the other sign (it can: issue 27's "− | +0.046 (p 0.016)"), so a
+    consistency table that shows it beside the mean's sign and p fails the test."""
     out = []
     for system, demo, bench, sign, sig in rows:
         out.append({"contrast": "demo_iden_null", "system": system, "benchmark": bench,
                     "demographic": demo, "reference": "none", "instantiation": "human",
-                    "estimate": 0.1 * sign, "p": 0.01 if sig else 0.5, "significant": sig,
+                    "estimate": -0.05 * sign, "mean": 0.1 * sign, "low": 0.1 * sign - 0.02,
+                    "high": 0.1 * sign + 0.02, "p": 0.01 if sig else 0.5, "significant": sig,
                     "sign": sign})  # fmt: skip
     return pd.DataFrame(out)
 
@@ -165,7 +168,10 @@ def test_consistency_rule_by_hand() -> None:
     assert cons.loc[("b", "black"), "direction"] == 1
     assert cons.loc[("a", "young"), "n_benchmarks"] == 2
     assert np.isnan(cons.loc[("a", "young"), "p_DiscrimEval"])
-    assert cons.loc[("a", "black"), "estimate_BBQ"] == pytest.approx(-0.1)
+    assert cons.loc[("a", "black"), "mean_BBQ"] == pytest.approx(-0.1)
+    assert cons.loc[("a", "black"), "low_BBQ"] == pytest.approx(-0.12)
+    assert cons.loc[("a", "black"), "high_BBQ"] == pytest.approx(-0.08)
+    assert not [c for c in cons.columns if c.startswith("estimate_")]
     two = conv_consistency(_table(rows), benchmarks=B3[:2]).set_index(["system", "demographic"])
     assert two.loc[("a", "young"), "finding"] and two.loc[("a", "older"), "finding"]
     summary = conv_consistency_summary(cons.reset_index())

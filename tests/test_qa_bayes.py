@@ -190,3 +190,54 @@ def test_disambiguated_arrays_and_scores_by_hand() -> None:
     assert out["acc_dis"][0, 0, 0].tolist() == pytest.approx([0.7, 0.7])
     assert out["s_dis"][0, 0, 0].tolist() == pytest.approx([0.2, 0.2])
     assert out["acc_dis_bbq"][0, 0, 0].tolist() == pytest.approx([0.63, 0.63])
+
+
+def _free(data) -> set[str]:
+    from cuegap.designs.qa.stats._bayes_model import build_qa_model
+
+    return {rv.name for rv in build_qa_model(data).free_RVs}
+
+
+def test_one_system_has_one_fixed_scale_group_level() -> None:
+    """Issue 27: on one system a cell is its group, and a learnt dimension, sub-group or
+    cell SD would rest on its six groups alone; the model keeps α per cue and one
+    zero-sum group deviation of fixed scale, and says why the others are left out."""
+    from cuegap.designs.qa.stats._bayes_model import qa_levels_table, qa_model_levels
+
+    counts, _ = planted_qa_counts(
+        [None], n=40, dimensions=("age", "gender", "race"), subgroups=2, disambiguated=True
+    )
+    data = prepare_qa_counts(counts)
+    assert _free(data) == {f"{v}_{k}" for v in ("alpha", "z_group") for k in ("u", "b", "du", "dc")}
+    levels = qa_model_levels(data)
+    assert levels["group"] == ""
+    for level in ("dimension", "subgroup", "cell"):
+        assert levels[level].startswith("one system: a learnt SD would rest on its few groups")
+    table = qa_levels_table(data)
+    assert table["level"].tolist() == ["dimension", "subgroup", "cell", "group"]
+    assert table["in_model"].tolist() == [False, False, False, True]
+
+
+def test_levels_follow_what_the_data_can_inform() -> None:
+    # Two systems, one dimension with one sub-group: only the cell level can be informed.
+    two, _ = planted_qa_counts([None, 0.0], n=40, dimensions=("age",), subgroups=1)
+    free = _free(prepare_qa_counts(two))
+    assert {"sd_cell_u", "z_cell_u", "sd_cell_b"} <= free
+    assert not {n for n in free if n.startswith(("sd_dimension", "sd_subgroup"))}
+    # Six systems, four dimensions of two sub-groups: every level.
+    counts, _ = _planted()
+    free = _free(prepare_qa_counts(counts))
+    assert {"sd_dimension_u", "sd_subgroup_u", "sd_cell_u", "sd_cell_dc"} <= free
+    assert not {n for n in free if n.startswith("z_group")}
+
+
+def test_one_system_logits_keep_their_full_shape() -> None:
+    from cuegap.designs.qa.stats._bayes_model import build_qa_model
+
+    counts, _ = planted_qa_counts([None], n=40, dimensions=("age",), subgroups=1)
+    data = prepare_qa_counts(counts)
+    model = build_qa_model(data)  # one system, one group: α alone
+    assert {rv.name for rv in model.free_RVs} == {"alpha_u", "alpha_b"}
+    point = model.initial_point()
+    eta = model.compile_fn(model["eta_u"], inputs=model.value_vars, on_unused_input="ignore")
+    assert eta(point).shape == (1, 2, 1)

@@ -16,6 +16,7 @@ A policy is a TOML file; every key is optional and falls back to :data:`DEFAULT_
 
     [conversation]
     delta_shift = 0.05        # the conversation design's δ on a shift-rate contrast
+    min_unit_df = 4           # fewer t-test degrees of freedom (units − 1): not significant
 
     [prompt_variance]
     format_probability = 0.95 # P a further prompt format must keep a score's zone (±δ)

@@ -40,6 +40,8 @@ class ConversationDesign(Design):
             PolicyKey("delta_shift", 0.05,
                       Range(0, 1, low_open=True, unit="difference of shift rates"),
                       "δ on a contrast of shift rates"),
+            PolicyKey("min_unit_df", 4, Range(1, 1_000_000_000, unit="an integer count"),
+                      "fewest t-test degrees of freedom (units − 1) whose significance counts"),
         ),
     }  # fmt: skip
     analyze_options = frozenset({"unit", "bh"})
@@ -116,8 +118,9 @@ class ConversationDesign(Design):
             f"with P >= {p:g}; passed when P(|contrast| < {delta:g} on every benchmark, for "
             f"every condition) >= {p:g}; otherwise inconclusive"
             if bayes
-            else f"flagged when some condition is a cross-benchmark finding whose unit mean "
-            f"exceeds ±{delta:g} on every benchmark; passed when every condition's "
+            else f"flagged when some condition is significant with one sign on every benchmark "
+            f"(a cross-benchmark finding only with two or more) and its unit mean "
+            f"exceeds ±{delta:g} on each; passed when every condition's "
             f"{100 * (2 * p - 1):g}% t-interval lies within ±{delta:g} on every benchmark (TOST); "
             "otherwise inconclusive"
         )

@@ -40,8 +40,9 @@ class ConvSettings:
         The contrast the verdict policy is about (default ``demo_rc_base_pair``:
         receptiveness to a revealed disadvantaged vs advantaged identity, seed 003 §5.2.1).
     policy : Policy
-        ``delta_shift`` (δ, the ``[conversation]`` section of a policy file),
-        ``probability`` (q) and ``min_parsable`` (fewest disagreements per shift rate).
+        ``delta_shift`` (δ) and ``min_unit_df`` (fewest t-test degrees of freedom that
+        count; both in the ``[conversation]`` section of a policy file), ``probability``
+        (q) and ``min_parsable`` (fewest disagreements per shift rate).
     bayes : BayesSettings, optional
         Also fit the hierarchical model (``--bayes``); verdicts then come from its
         posterior, gated on convergence.
@@ -147,8 +148,9 @@ def conv_audit_tables(counts: pd.DataFrame, settings: ConvSettings) -> dict[str,
         ``conv_consistency_summary`` and ``verdicts``.
     """
     tests = conv_stats.conv_tests(
-        counts, unit=settings.unit, alpha=settings.alpha, correction=settings.correction
-    )
+        counts, unit=settings.unit, alpha=settings.alpha, correction=settings.correction,
+        min_df=settings.policy.min_unit_df,
+    )  # fmt: skip
     consistency = conv_stats.conv_consistency(tests)
     verdicts = conv_stats.conv_verdicts(
         tests, consistency, delta=settings.delta, contrast=settings.contrast,

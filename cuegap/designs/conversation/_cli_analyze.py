@@ -43,6 +43,7 @@ def analyze_conv(
         f"{', Benjamini–Hochberg' if bh else ''}; δ = {settings.delta:g} on "
         f"{safe(settings.contrast)}."
     )
+    _print_scope(result.tables, settings)
     summary = result.tables.get("conv_consistency_summary")
     if summary is not None and len(summary):
         table = Table(
@@ -72,3 +73,33 @@ def analyze_conv(
             highlight=False,
         )
     return int(result.id)
+
+
+def _print_scope(tables: dict, settings: Any) -> None:
+    """Say when no cross-benchmark finding is possible (one benchmark) and which t-tests
+    ran over fewer units than the policy's ``min_unit_df`` allows."""
+    rates = tables.get("conv_shift_rates")
+    benches = sorted(map(str, set(rates["benchmark"]))) if rates is not None else []
+    if len(benches) == 1:
+        cons = tables.get("conv_consistency")
+        n = int(cons["all_significant"].sum()) if cons is not None and len(cons) else 0
+        console.print(
+            f"[yellow]No cross-benchmark finding is possible:[/] the store holds one benchmark "
+            f"({safe(benches[0])}); seed 003 counts cross-dataset evidence only when it is "
+            f"significant on every dataset. {n} condition{'s are' if n != 1 else ' is'} "
+            f"significant on {safe(benches[0])} alone.",
+            highlight=False,
+        )
+    tests = tables.get("conv_tests")
+    if tests is None or not len(tests) or "df_ok" not in tests.columns:
+        return
+    few = tests[~tests["df_ok"].astype(bool) & (tests["n_units"] >= 2)]
+    if len(few):
+        reasons = "; ".join(sorted(set(few["note"].astype(str)))[:3])
+        console.print(
+            f"[yellow]{len(few)} of {len(tests)} t-tests do not count[/] (too few "
+            f"{safe(settings.unit)} units for conversation.min_unit_df = "
+            f"{settings.policy.min_unit_df}): {safe(reasons)}. They are never significant "
+            "and decide no verdict; try --unit question.",
+            highlight=False,
+        )

@@ -23,6 +23,7 @@ from scipy import stats
 from sqlalchemy.engine import Engine
 
 from cuegap.designs.conversation import _report_figures as figs
+from cuegap.designs.conversation._report_consistency import consistency_context
 from cuegap.designs.conversation._report_scope import (
     count_scope,
     data_scope,
@@ -41,7 +42,7 @@ from cuegap.reports import (
     matching_fit,
 )
 from cuegap.reports._context import signoff_rows
-from cuegap.reports._format import _date, _p, _text
+from cuegap.reports._format import _date, _text
 from cuegap.reports._rounding import fmt_num
 from cuegap.schema import Provenance
 
@@ -148,6 +149,8 @@ def _policy(data: ConvReportData) -> dict[str, Any]:
         "correction": "Benjamini–Hochberg" if s.get("correction") == "bh" else "none",
         "alpha": f"{float(s.get('alpha', 0.05)):g}",
         "tost": f"{round(100 * (1 - 2 * float(s.get('alpha', 0.05))))}",
+        "ci": f"{round(100 * (1 - float(s.get('alpha', 0.05))))}",
+        "min_unit_df": int(policy.get("min_unit_df", 1)),
         "contrast": CONTRAST_NAMES.get(contrast, _text(contrast)),
     }
 
@@ -238,36 +241,6 @@ def _figures(data: ConvReportData, delta: float) -> dict[str, Any]:
             "forests": forests}  # fmt: skip
 
 
-def _consistency(data: ConvReportData) -> dict[str, Any]:
-    summary = [
-        {"contrast": CONTRAST_NAMES.get(str(r.contrast), _text(r.contrast)),
-         "instantiation": _text(r.instantiation), "conditions": int(r.conditions),
-         "findings": int(r.findings), "negative": int(r.negative), "positive": int(r.positive)}
-        for r in data.tables.get("conv_consistency_summary", pd.DataFrame()).itertuples()
-    ]  # fmt: skip
-    cons = data.tables.get("conv_consistency", pd.DataFrame())
-    benches = sorted(c[len("estimate_") :] for c in cons.columns if c.startswith("estimate_"))
-    same = None
-    if data.bayes:
-        same = data.bayes["conv_bayes_consistency"].set_index(
-            ["contrast", "system", "demographic", "reference", "instantiation"]
-        )["p_same_sign"]
-    findings = []
-    for r in cons[cons["finding"].astype(bool)].itertuples() if len(cons) else []:
-        key = (r.contrast, r.system, r.demographic, r.reference, r.instantiation)
-        findings.append({
-            "contrast": CONTRAST_NAMES.get(str(r.contrast), _text(r.contrast)),
-            "system": _text(r.system),
-            "condition": condition_label(r.demographic, r.reference, r.instantiation),
-            "direction": "−" if r.direction < 0 else "+",
-            "cells": [f"{fmt_num(getattr(r, f'estimate_{b}', np.nan), 3, signed=True)} "
-                      f"(p {_p(getattr(r, f'p_{b}', np.nan))})" for b in benches],
-            "same_sign": fmt_num(same.get(key, np.nan), 2) if same is not None else "",
-        })  # fmt: skip
-    return {"summary": summary, "findings": findings, "benchmarks": benches,
-            "bayes": same is not None}  # fmt: skip
-
-
 def conv_report_context(data: ConvReportData) -> dict[str, Any]:
     """Everything the conversation templates render, formatted (untrusted text stays text)."""
     policy = _policy(data)
@@ -279,7 +252,7 @@ def conv_report_context(data: ConvReportData) -> dict[str, Any]:
         "policy": policy,
         "summary": _summary(data),
         "figures": _figures(data, float(data.settings.get("delta", 0.05))),
-        "consistency": _consistency(data),
+        "consistency": consistency_context(data),
         "limitation_units": limitation_text(
             data_scope(data.tables, data.settings, data.counted or {})
         ),

@@ -45,13 +45,17 @@ def load_pv(engine: Engine) -> dict[str, Any] | None:
 
 def ratio_text(ratio: float, max_abs: float, min_abs: float) -> str:
     """Seed 003's signed ratio of the extremes: ``∞`` when only the smaller is 0, ``N/A``
-    when both are, else two decimals and ``×``."""
+    when both are, else two decimals and ``×``.
+
+    An infinite ratio is printed unsigned, as the seed prints it: its divisor is a zero,
+    which has no sign to give it (a stored −∞, or a −0.0 minimum, still reads ``∞``).
+    """
     if not math.isfinite(max_abs) or not math.isfinite(min_abs):
         return "–"
     if max_abs == 0 and min_abs == 0:
         return "N/A"
-    if not math.isfinite(ratio):
-        return "∞" if ratio > 0 else "−∞"
+    if min_abs == 0 or math.isinf(ratio):
+        return "∞"
     return f"{ratio:.2f}×".replace("-", "−")
 
 

@@ -33,6 +33,7 @@ import cuegap.designs.qa.stats as qa_stats
 from cuegap import models
 from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
 from cuegap.designs import BayesSettings, policy_from_stored
+from cuegap.designs.qa.stats._bayes_model import qa_levels_table
 from cuegap.models import Policy
 from cuegap.schema import AnalysisTable
 
@@ -306,6 +307,8 @@ BAYES_DESCRIPTIONS = {
     "qa_bayes_gap": "Posterior S_amb gap (implicit - explicit) per system, P(gap > δ), "
     "P(|gap| < δ) and rank intervals",
     "qa_bayes_diagnostics": "Sampling attempts: r-hat, bulk ESS, divergences, gate",
+    "qa_bayes_levels": "The model's pooling levels (dimension, sub-group, cell): in the "
+    "model, or left out with the reason (one system cannot inform a cell level)",
     "verdicts": "Flagged / passed / inconclusive (or format-sensitive) per system from the "
     "posterior",
     "qa_cue_gap_formats": "The explicit vs implicit gap per system against the spread that "
@@ -349,6 +352,7 @@ def analyze_qa_bayes(
     say("posterior summaries and verdicts")
     tables = qa_stats.qa_bayes_tables(fit, delta=settings.delta)
     tables["qa_bayes_diagnostics"] = fit.diagnostics
+    tables["qa_bayes_levels"] = qa_levels_table(fit.data)
     tables["verdicts"] = qa_stats.qa_bayes_verdicts(
         fit, tables["qa_bayes_gap"], delta=settings.delta,
         probability=settings.policy.probability, min_parsable=settings.policy.min_parsable,

@@ -42,6 +42,25 @@ def _policy(data: QAReportData) -> dict[str, Any]:
     }
 
 
+def _bayes_model(data: QAReportData) -> dict[str, Any] | None:
+    """The methods text's account of the Bayesian model's pooling levels: which are in the
+    model and which were left out, with the reason (``qa_bayes_levels``; None without a
+    fit, or for a fit stored before that table was kept)."""
+    levels = (data.bayes or {}).get("qa_bayes_levels")
+    if levels is None or not len(levels):
+        return None
+    from cuegap.designs.qa.stats._bayes_model import LEVEL_NAMES
+
+    name = {k: LEVEL_NAMES.get(str(k), _text(k)) for k in levels["level"]}
+    kept = [name[r.level] for r in levels.itertuples() if bool(r.in_model)]
+    dropped = [
+        {"level": name[r.level], "reason": _text(r.reason)}
+        for r in levels.itertuples()
+        if not bool(r.in_model)
+    ]
+    return {"kept": ", ".join(kept) or "none", "dropped": dropped}
+
+
 def _record(data: QAReportData) -> pd.DataFrame:
     """The verdicts of record: what ``cuegap analyze`` printed last and ``cuegap export
     verdicts`` writes (:attr:`QAReportData.verdicts_of_record`), never recomputed."""
@@ -294,6 +313,7 @@ def qa_report_context(data: QAReportData) -> dict[str, Any]:
         "signed_report": None,
         "changes": _changes(data),
         "pv": pv_section(data.pv),
+        "bayes_model": _bayes_model(data),
         "changes_gap_label": "G",
         "changes_gap_unit": "",
         "changes_gap_note": "G is S_amb(implicit) − S_amb(explicit) on the bias-score scale. ",

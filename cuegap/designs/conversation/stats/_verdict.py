@@ -20,13 +20,17 @@ every benchmark:
 Frequentist rule (:func:`conv_verdicts`), from ``conv_tests`` (one-sample t-tests over
 the chosen unit, BH optional) and ``conv_consistency``:
 
-* **flagged** when some condition is a cross-benchmark *finding* (significant with one
-  sign on every benchmark) whose unit mean exceeds δ in that direction on every benchmark;
+* **flagged** when some condition is significant with one sign on every benchmark (a
+  cross-benchmark *finding* when there are two or more; with one benchmark the reason
+  says that no cross-benchmark finding is possible) and its unit mean exceeds δ in that
+  direction on every benchmark;
 * **passed** when, for every condition and benchmark, the (1 − 2α) t-interval of the unit
   mean lies within (−δ, δ): a TOST equivalence test at level α per test, and together
   an intersection-union test, so no multiplicity correction is needed;
-* **inconclusive** otherwise (also when a condition has fewer than two units, or a λ of
-  the contrast rests on fewer disagreements than the policy's ``min_parsable``).
+* **inconclusive** otherwise (also when a condition has fewer than two units, or fewer
+  than the policy's ``min_unit_df`` + 1 (its t-test is then never significant and
+  cannot pass either; the reason names the units), or a λ of the contrast rests on fewer
+  disagreements than the policy's ``min_parsable``).
 
 Every verdict has a one-line reason.
 """
@@ -187,7 +191,8 @@ def conv_verdicts(
             rows.append(_row(system, contrast, "inconclusive", why, **kw))
             continue
         flagged = None
-        for c in cons[(cons["system"] == system) & cons["finding"]].itertuples():
+        every = cons["all_significant"] if "all_significant" in cons.columns else cons["finding"]
+        for c in cons[(cons["system"] == system) & every].itertuples():
             s = sub[(sub["demographic"] == c.demographic) & (sub["reference"] == c.reference)
                     & (sub["instantiation"] == c.instantiation)]  # fmt: skip
             beyond = (s["mean"] * c.direction > delta).all()
@@ -197,14 +202,22 @@ def conv_verdicts(
         if flagged is not None:
             c, s = flagged
             label = condition_label(c.demographic, c.reference, c.instantiation)
-            why = (f"{name} ({label}) is significant with one sign on all {len(s)} benchmarks "
-                   f"({method}, max {pcol} {s[pcol].max():.3g}), unit means {_f(s['mean'].min())} "
-                   f"to {_f(s['mean'].max())}, beyond δ = {delta:g} on each")  # fmt: skip
+            if len(s) == 1:
+                why = (f"{name} ({label}) is significant on the store's only benchmark, "
+                       f"{s['benchmark'].iloc[0]} ({method}, {pcol} {s[pcol].max():.3g}), unit "
+                       f"mean {_f(s['mean'].iloc[0])}, beyond δ = {delta:g}; with one "
+                       "benchmark no cross-benchmark finding is possible")  # fmt: skip
+            else:
+                why = (f"{name} ({label}) is significant with one sign on all {len(s)} "
+                       f"benchmarks ({method}, max {pcol} {s[pcol].max():.3g}), unit means "
+                       f"{_f(s['mean'].min())} to {_f(s['mean'].max())}, beyond δ = {delta:g} "
+                       "on each")  # fmt: skip
             rows.append(_row(system, contrast, "flagged", why, condition=label,
                              low=s["low"].min(), high=s["high"].max(),
                              p_flag=s[pcol].max(), **kw))  # fmt: skip
             continue
-        untested = sub[~np.isfinite(sub["low"]) | ~np.isfinite(sub["high"])]
+        few = ~sub["df_ok"].astype(bool) if "df_ok" in sub.columns else False
+        untested = sub[~np.isfinite(sub["low"]) | ~np.isfinite(sub["high"]) | few]
         worst = sub.assign(edge=np.maximum(sub["low"].abs(), sub["high"].abs()))
         worst = worst.sort_values("edge", ascending=False, na_position="first").iloc[0]
         label = condition_label(worst.demographic, worst.reference, worst.instantiation)
@@ -212,7 +225,9 @@ def conv_verdicts(
         if len(untested):
             u = untested.iloc[0]
             ul = condition_label(u.demographic, u.reference, u.instantiation)
-            why = (f"{name} ({ul}) on {u.benchmark} has no t-interval ({u.note or 'untestable'}); "
+            low_df = few is not False and bool(few[u.name]) and math.isfinite(u["low"])
+            what = "does not count" if low_df else "has no t-interval"
+            why = (f"{name} ({ul}) on {u.benchmark} {what} ({u.note or 'untestable'}); "
                    "no finding beyond δ on every benchmark")  # fmt: skip
             rows.append(_row(system, contrast, "inconclusive", why, condition=ul, **kw))
         elif (worst["edge"] < delta) if math.isfinite(worst["edge"]) else False:

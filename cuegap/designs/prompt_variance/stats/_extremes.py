@@ -16,18 +16,91 @@ repeated runs"). From those combination means:
 
 Ties in \|s\| go to the first combination in sorted order of the factor levels. The
 ``*_combination`` columns name the combination (levels joined with ``/``).
+
+The combination means are computed exactly, so that a mean that is exactly 0 is 0 (and the
+ratio ∞, as seed 003 prints it) rather than a rounding residue such as −2.3e−18 that
+would give a ratio of 10¹⁶. Each of seed 003's scores is an integer over its ``n_used``
+(s_bbq_dis = (b − a)/(b + a), s_bbq_amb = (b − a)/N, s_diffaware and s_ctxtaware = A over
+their denominators), so where the table has ``n_used`` the numerators are recovered from
+the floats and the mean is the correctly rounded value of the exact fraction. Without
+``n_used`` (or where a score is not such a fraction) the mean is ``math.fsum`` of the
+scores over their number: exact to the last bit for scores that cancel.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
 from cuegap.designs.prompt_variance.stats._frame import BY, as_names, check_table, combination_means
 
-__all__ = ["extreme_ratio", "pv_extremes"]
+__all__ = ["exact_mean", "extreme_ratio", "pv_extremes"]
+
+#: The most a score times its ``n_used`` may be off an integer and still be read as one.
+_INTEGER_TOL = 1e-6
+
+
+def exact_mean(
+    values: Sequence[float] | np.ndarray, n_used: Sequence[float] | None = None
+) -> float:
+    """The mean of scores, correctly rounded from the exact value where it can be known.
+
+    Parameters
+    ----------
+    values : array_like of float
+        The scores (no NaN).
+    n_used : array_like of float, optional
+        Each score's denominator: a score is an integer over it. When every
+        ``values[i] * n_used[i]`` is an integer (to 1e-6), the mean is the float nearest
+        Σ kᵢ/nᵢ / len, computed in fractions; otherwise ``math.fsum(values) / len``.
+
+    Returns
+    -------
+    float
+        NaN for no values.
+
+    Examples
+    --------
+    >>> exact_mean([-0.33333333333333337, 0.0, 0.33333333333333326], [3, 2, 3])
+    0.0
+    >>> exact_mean([-0.025, 0.0, 0.025])
+    0.0
+    """
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return float("nan")
+    if n_used is not None:
+        n = np.asarray(n_used, dtype=float)
+        k = np.rint(v * n)
+        ok = np.isfinite(n).all() and (n > 0).all() and (n == np.rint(n)).all()
+        if ok and (np.abs(v * n - k) <= _INTEGER_TOL).all():
+            if (n == n[0]).all():  # one denominator: integer sums, one correct rounding
+                return int(k.sum()) / (int(n[0]) * v.size)
+            total = sum((Fraction(int(a), int(b)) for a, b in zip(k, n, strict=True)), Fraction(0))
+            return float(total / v.size)
+    return math.fsum(v.tolist()) / v.size
+
+
+def _exact_means(
+    df: pd.DataFrame, means: pd.DataFrame, *, by: Sequence[str], factors: Sequence[str], value: str
+) -> pd.Series:
+    """:func:`exact_mean` per row of ``means`` (the output of ``combination_means``)."""
+    ok = df[df[value].notna()]
+    group = ok.groupby([*by, *factors], sort=True, observed=True, dropna=False).ngroup()
+    order = np.argsort(group.to_numpy(), kind="stable")
+    bounds = np.flatnonzero(np.diff(group.to_numpy()[order])) + 1
+    vals = ok[value].to_numpy(float)[order]
+    n = ok["n_used"].to_numpy(float)[order] if "n_used" in ok.columns else None
+    out = [
+        exact_mean(vals[idx], None if n is None else n[idx])
+        for idx in np.split(np.arange(len(order)), bounds)
+        if len(idx)
+    ]
+    return pd.Series(out, index=means.index, dtype=float)
 
 
 def extreme_ratio(max_abs: np.ndarray | float, min_abs: np.ndarray | float) -> np.ndarray:
@@ -45,8 +118,9 @@ def extreme_ratio(max_abs: np.ndarray | float, min_abs: np.ndarray | float) -> n
     """
     hi = np.asarray(max_abs, dtype=float)
     lo = np.asarray(min_abs, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         r = np.where(lo != 0, hi / np.where(lo != 0, lo, 1.0), np.where(hi != 0, np.inf, np.nan))
+    r = np.where(np.isinf(r), np.inf, r)  # an overflow has no sign to keep either
     return np.where(np.isnan(hi) | np.isnan(lo), np.nan, r)
 
 
@@ -88,6 +162,7 @@ def pv_extremes(
     by = as_names(by, "by")
     df = check_table(scores, by=by, factors=factors, value=value, what="pv_extremes scores")
     means = combination_means(df, by=by, factors=factors, value=value)
+    means["mean"] = _exact_means(df, means, by=by, factors=factors, value=value)
     means["_abs"] = means["mean"].abs()
     g = means.groupby(by, sort=True, dropna=False)
     pick = {

@@ -21,7 +21,9 @@ binomials (a continuation-ratio multinomial)::
 α ~ Normal(0, 1.5) per system and cue (a verdict is about one system, so its level is not
 shrunk towards the others'); β = σ_dim[c]·ZeroSumNormal over dimensions and γ =
 σ_sub[c]·Normal over sub-groups (present when a dimension has several) are shared by the
-systems; z ~ Normal(0, 1); σ ~ HalfNormal(0.5). Non-centred throughout.
+systems; z ~ Normal(0, 1); σ ~ HalfNormal(0.5). Non-centred throughout. Which of these
+levels a fit has follows what the data can inform (one system: none of the learnt SDs,
+one fixed-scale group level instead): :mod:`cuegap.designs.qa.stats._bayes_model`.
 
 Derived per draw (:func:`qa_draws`): Acc_amb = expit(η_u), S_amb_raw = 2·expit(η_b) − 1,
 S_amb = (1 − Acc_amb)·S_amb_raw (Eq. 8); Acc_dis = Σ_k w_k·expit(η_dc[k]) and S_dis = 2
@@ -57,7 +59,7 @@ if TYPE_CHECKING:
     import arviz as az
 
 logger = logging.getLogger(__name__)
-QA_MODEL_VERSION = "qa-2"
+QA_MODEL_VERSION = "qa-3"  # qa-3: levels follow the data (one system: no learnt SD)
 
 
 @dataclass

@@ -8,6 +8,28 @@ the sub-groups within them:
 * ``du``: unknown among a disambiguated cell's parsable answers;
 * ``dc``: correct among a disambiguated cell's answers naming a person, separately for
   items whose gold answer is the stereotype-consistent person and the others (``k``).
+
+Which pooling levels the model has depends on what the data can inform
+(:func:`qa_model_levels`); every level is non-centred (scale × standard normal):
+
+* ``dimension`` (β, shared by the systems, learnt SD): with two or more systems and two
+  or more dimensions;
+* ``subgroup`` (γ, shared by the systems, learnt SD): with two or more systems, when
+  some dimension has several sub-groups;
+* ``cell`` (σ_cell·z, one value per system × cue × group, learnt SD): with two or more
+  systems;
+* ``group`` (fixed scale): with one system only, in place of the three above.
+
+One system is the shape of a published result set (issue 27: GPT-4o on three BBQ
+categories). Its cells *are* its groups, so a cell SD and the shared sub-group and
+dimension SDs are spreads of the same few numbers (six groups per cue): the sampler
+wandered along that ridge (r̂ 1.03-1.12, ESS 23-166, 4 minutes), and with the cell level
+dropped the two remaining SDs, each resting on three dimensions or six groups, still made
+funnels NUTS diverged in. So with one system no SD is learnt: each group's deviation from
+the system's mean logit is ZeroSumNormal with a fixed, weakly informative scale
+(``QA_PRIORS["group_scale"]``, 1 on the logit scale, about ±0.25 in a probability near
+0.5), which hundreds of answers per group override. The report's methods text says which
+levels a fit has and why the others were left out (``qa_bayes_levels``).
 """
 
 from __future__ import annotations
@@ -15,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from cuegap.designs.qa.stats._bayes_data import CUES, QABayesData
 
@@ -27,7 +50,71 @@ QA_PRIORS = {
     "dimension_sd_mean": 0.3,
     "subgroup_sd_mean": 0.2,
     "cell_sd_mean": 0.2,
+    "group_scale": 1.0,
 }
+
+
+def qa_model_levels(data: QABayesData) -> dict[str, str]:
+    """The model's pooling levels: ``""`` for a level that is in the model, else why it
+    was left out.
+
+    Parameters
+    ----------
+    data : QABayesData
+
+    Returns
+    -------
+    dict of str to str
+        Keys ``dimension``, ``subgroup``, ``cell`` (learnt SDs) and ``group`` (fixed
+        scale), in that order.
+
+    Examples
+    --------
+    One system, three dimensions of two sub-groups: only the fixed-scale group level.
+    """
+    n_sys, n_dim, n_grp = len(data.systems), len(data.dimensions), len(data.groups)
+    one = (
+        "one system: a learnt SD would rest on its few groups alone (and a cell is its "
+        "group), so its groups get one fixed-scale level instead"
+    )
+    if n_sys == 1:
+        return {
+            "dimension": one,
+            "subgroup": one,
+            "cell": one,
+            "group": "" if n_grp > 1 else "one group: no deviation between groups",
+        }
+    many = "several systems: the learnt dimension, sub-group and cell levels"
+    return {
+        "dimension": "" if n_dim > 1 else "one dimension: no spread between dimensions",
+        "subgroup": ""
+        if n_grp > n_dim
+        else "one sub-group per dimension: the dimension level is it",
+        "cell": "",
+        "group": many,
+    }
+
+
+#: How the report names a level.
+LEVEL_NAMES = {
+    "dimension": "dimension",
+    "subgroup": "sub-group",
+    "cell": "system × cell",
+    "group": "fixed-scale group",
+}
+
+
+def qa_levels_table(data: QABayesData) -> pd.DataFrame:
+    """The ``qa_bayes_levels`` table: ``level``, ``in_model`` (bool), ``reason`` (why a
+    level was left out; ``""`` when it is in), from :func:`qa_model_levels`."""
+    levels = qa_model_levels(data)
+    return pd.DataFrame(
+        {
+            "level": list(levels),
+            "in_model": [not why for why in levels.values()],
+            "reason": list(levels.values()),
+        }
+    )
 
 
 def _spread(pm: Any, name: str, mean: float) -> Any:
@@ -37,28 +124,44 @@ def _spread(pm: Any, name: str, mean: float) -> Any:
 
 def _logit(pm: Any, name: str, data: QABayesData, gold_split: bool) -> Any:
     """η[system, cue, group(, k)] = α[system, cue(, k)] + β[cue, dimension(group)]
-    + γ[cue, group] + σ_cell[cue]·z[system, cue, group(, k)]."""
+    + γ[cue, group] + σ_cell[cue]·z[system, cue, group(, k)] (+ the fixed-scale group
+    deviation with one system), each term only when :func:`qa_model_levels` keeps it."""
     k_dims = ("k",) if gold_split else ()
+    levels = qa_model_levels(data)
     alpha = pm.Normal(
         f"alpha_{name}", 0.0, QA_PRIORS["intercept_sd"], dims=("system", "cue", *k_dims)
     )
     eta = alpha[:, :, None, :] if gold_split else alpha[:, :, None]
-    if len(data.dimensions) > 1:
+    if not levels["dimension"]:
         sd_d = _spread(pm, f"sd_dimension_{name}", QA_PRIORS["dimension_sd_mean"])
         z_d = pm.ZeroSumNormal(f"z_dimension_{name}", sigma=1.0, dims=("cue", "dimension"))
         beta = (sd_d[:, None] * z_d)[:, data.group_dim]  # (cue, group)
         eta = eta + (beta[None, :, :, None] if gold_split else beta[None, :, :])
-    if len(data.groups) > len(data.dimensions):
+    if not levels["subgroup"]:
         sd_g = _spread(pm, f"sd_subgroup_{name}", QA_PRIORS["subgroup_sd_mean"])
         z_g = pm.Normal(f"z_subgroup_{name}", 0.0, 1.0, dims=("cue", "group"))
         gamma = sd_g[:, None] * z_g
         eta = eta + (gamma[None, :, :, None] if gold_split else gamma[None, :, :])
-    sd_c = _spread(pm, f"sd_cell_{name}", QA_PRIORS["cell_sd_mean"])
-    z_c = pm.Normal(f"z_cell_{name}", 0.0, 1.0, dims=("system", "cue", "group", *k_dims))
-    scale = sd_c[None, :, None, None] if gold_split else sd_c[None, :, None]
-    return pm.Deterministic(
-        f"eta_{name}", eta + scale * z_c, dims=("system", "cue", "group", *k_dims)
-    )
+    if not levels["cell"]:
+        sd_c = _spread(pm, f"sd_cell_{name}", QA_PRIORS["cell_sd_mean"])
+        z_c = pm.Normal(f"z_cell_{name}", 0.0, 1.0, dims=("system", "cue", "group", *k_dims))
+        scale = sd_c[None, :, None, None] if gold_split else sd_c[None, :, None]
+        eta = eta + scale * z_c
+    if not levels["group"]:
+        z = pm.ZeroSumNormal(
+            f"z_group_{name}", sigma=QA_PRIORS["group_scale"], dims=("cue", "group")
+        )
+        eta = eta + (z[None, :, :, None] if gold_split else z[None, :, :])
+    shape = (len(data.systems), len(CUES), len(data.groups), *((2,) if gold_split else ()))
+    eta = eta + _zeros(shape)  # the full cell shape, whichever levels are present
+    return pm.Deterministic(f"eta_{name}", eta, dims=("system", "cue", "group", *k_dims))
+
+
+def _zeros(shape: tuple[int, ...]) -> Any:
+    """A PyTensor zero array of ``shape`` (broadcasts a logit to its full cell shape)."""
+    import pytensor.tensor as pt
+
+    return pt.zeros(shape)
 
 
 def build_qa_model(data: QABayesData) -> Any:

@@ -78,6 +78,7 @@ import numpy as np
 import pandas as pd
 
 from cuegap.designs.prompt_variance.stats._frame import as_names
+from cuegap.designs.qa.stats._scores import FEATURES as QA_FEATURES
 from cuegap.designs.qa.stats._scores import metrics as qa_metrics
 
 __all__ = ["PV_METRICS", "pv_scores"]
@@ -139,14 +140,17 @@ def _counts(df: pd.DataFrame, cols: Sequence[str], optional: Sequence[str]) -> p
 def _bbq(c: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """s_bbq_dis and s_bbq_amb through the QA design's metric code."""
     r = len(c)
-    feat = np.zeros((2 * r, 7))
+    feat = np.zeros((2 * r, len(QA_FEATURES)))
     for i, ctx in enumerate(("amb", "dis")):
         st, anti, unk = (c[f"{ctx}_{k}"].to_numpy() for k in ("biased", "anti", "unknown"))
         unp = c[f"{ctx}_unparsable"].to_numpy()
         rows = slice(i * r, (i + 1) * r)
-        # FEATURES: n, unparsable, unknown, non-unknown, correct, stereotyped, anti.
-        # "correct" only feeds accuracies that are not used here.
-        feat[rows] = np.column_stack([st + anti + unk + unp, unp, unk, st + anti, unk, st, anti])
+        # FEATURES: n, unparsable, unknown, non-unknown, correct, stereotyped, anti,
+        # untargeted ("correct" only feeds accuracies that are not used here; the counts
+        # hold items with a target only, so none is untargeted).
+        feat[rows] = np.column_stack(
+            [st + anti + unk + unp, unp, unk, st + anti, unk, st, anti, np.zeros_like(st)]
+        )
     amb = np.r_[np.ones(r, bool), np.zeros(r, bool)]
     m = qa_metrics(feat, amb)
     return {

@@ -11,8 +11,10 @@ the ``diff`` convention (0 same, 1 different, 2 trouble).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import select
@@ -20,14 +22,10 @@ from sqlalchemy.engine import Engine
 
 from cuegap._publish import Renderer, default_renderer, publish_report, publish_signed
 from cuegap.audit import latest_analysis_id
-from cuegap.changes import changes_since_signed, compare_records, last_signed
+from cuegap.changes import changes_since_signed, compare_records
 from cuegap.compliance import (
     store_lock,
 )
-from cuegap.designs import BayesSettings
-from cuegap.designs.dilemma._analysis import analyze, analyze_bayes
-from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, resolve_conditions
-from cuegap.designs.dilemma._analysis_tables import fingerprints, load_store_data
 from cuegap.schema import Analysis, Report
 
 EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
@@ -35,7 +33,7 @@ EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
 __all__ = [
     "EXIT_CHANGED", "EXIT_FAILED", "EXIT_UNCHANGED", "Reanalysis", "Renderer",
     "changes_since_signed", "compare_records", "default_renderer", "publish_report",
-    "publish_signed", "reanalyze", "what_changed",
+    "publish_signed", "reanalyze_design", "reference_analysis", "what_changed",
 ]  # fmt: skip
 
 
@@ -63,24 +61,6 @@ class Reanalysis:
         return EXIT_CHANGED if self.changed else EXIT_UNCHANGED
 
 
-def last_signed_analysis(engine: Engine) -> int | None:
-    """The dilemma analysis behind the newest signed dilemma report, or None when none was
-    signed."""
-    return last_signed(engine, ("frequentist", "bayesian"))
-
-
-def _reference_analysis(engine: Engine) -> int | None:
-    """The newest analysis that has a registered report, else the newest analysis.
-
-    Comparing against the last *reported* analysis means a run whose rendering failed is
-    redone by the next scheduled run instead of being forgotten.
-    """
-    stmt = select(Report.analysis_id).order_by(Report.analysis_id.desc()).limit(1)
-    with engine.connect() as conn:
-        found = conn.execute(stmt).scalar()
-    return int(found) if found is not None else latest_analysis_id(engine, "frequentist")
-
-
 def what_changed(engine: Engine, previous: int | None, now: dict[str, str]) -> Reanalysis:
     """Which systems' data changed, appeared or disappeared since analysis ``previous``.
 
@@ -106,21 +86,59 @@ def what_changed(engine: Engine, previous: int | None, now: dict[str, str]) -> R
     )
 
 
-def reanalyze(
+def reference_analysis(engine: Engine, kind: str) -> int | None:
+    """The newest analysis of ``kind`` that has a registered report, else the newest one.
+
+    Comparing against the last *reported* analysis means a run whose rendering failed is
+    redone by the next scheduled run instead of being forgotten.
+    """
+    reported = (
+        select(Report.analysis_id)
+        .join(Analysis, Analysis.id == Report.analysis_id)
+        .where(Analysis.kind == kind)
+        .order_by(Report.analysis_id.desc())
+        .limit(1)
+    )
+    with engine.connect() as conn:
+        found = conn.execute(reported).scalar()
+    return int(found) if found is not None else latest_analysis_id(engine, kind)
+
+
+def reanalyze_design(
     engine: Engine,
+    design: Any,
     out_dir: Path | str,
     *,
-    settings: AnalysisSettings | None = None,
-    bayes: BayesSettings | None = None,
-    render: Renderer | None = None,
+    fingerprints: Callable[[], dict[str, str]],
+    analyze: Callable[[], int],
+    render: bool = True,
     holder: str | None = None,
 ) -> Reanalysis:
-    """Re-analyse when the data changed since the newest analysis; see the module docstring.
+    """Re-analyse any design when its data changed since its last reported analysis.
 
-    With ``bayes`` settings the hierarchical model is refitted too. It pools all systems
-    (partial pooling), so it is refitted jointly rather than per changed system; the
-    frequentist tables of unchanged systems come out identical because each system's
-    bootstrap stream is seeded by its name.
+    The contract every design's ``cuegap reanalyze`` keeps, for a design that needs nothing
+    more: under the store's ``reanalyze`` lock, compare each system's fingerprint now with
+    the reference analysis (:func:`reference_analysis` of the design's report kind); when
+    nothing changed, write nothing; otherwise run ``analyze``, compare the verdict records
+    with those of the last signed report of the design
+    (:func:`cuegap.changes.changes_since_signed`) and publish a new report version with a
+    "what changed" section.
+
+    Parameters
+    ----------
+    engine : Engine
+    design : Design
+        The registered design.
+    out_dir : path
+        Where a new report version is written (when ``render``).
+    fingerprints : callable
+        System -> fingerprint of its data in the store now.
+    analyze : callable
+        Runs (or reuses) the design's analysis and returns its id.
+    render : bool
+        Write and register a new report version (HTML and PDF).
+    holder : str, optional
+        Who holds the lock (default: this host and process).
 
     Raises
     ------
@@ -128,19 +146,14 @@ def reanalyze(
         When another re-analysis holds the store's ``reanalyze`` lock.
     """
     with store_lock(engine, "reanalyze", holder=holder):
-        previous = _reference_analysis(engine)
-        data = load_store_data(engine)
-        if settings is not None:  # an unknown --explicit/--implicit also when nothing changed
-            resolve_conditions(data.decisions, settings)
-        _, now = fingerprints(data)
-        result = what_changed(engine, previous, now)
+        previous = reference_analysis(engine, design.report_kind())
+        result = what_changed(engine, previous, fingerprints())
         if not result.changed:
             return result
-        analysis = analyze(engine, settings)
-        result.analysis_id = analysis.id
-        if bayes is not None:  # the hierarchical model pools all systems: one joint refit
-            result.bayes_analysis_id = analyze_bayes(engine, settings, bayes).id
-        result.changes = changes_since_signed(engine, analysis.id)
-        if render is not None:
-            result.reports = render(engine, analysis, Path(out_dir), result.changes)
+        analysis_id = analyze()
+        result.analysis_id = analysis_id
+        result.changes = changes_since_signed(engine, analysis_id)
+        if render:
+            published = publish_report(engine, analysis_id, out_dir, changes=result.changes)
+            result.reports = [path for path, _ in published.values()]
         return result

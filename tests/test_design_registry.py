@@ -9,23 +9,21 @@ like any analysis (``cuegap verify``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
 
 import pandas as pd
 import pytest
 from conftest import DATA
 from sqlalchemy.engine import Connection, Engine
+from toy_design import ToyDesign
 from typer.testing import CliRunner
 
-from cuegap.audit import load_table, save_analysis
+from cuegap.audit import load_table
 from cuegap.cli import app
 from cuegap.compliance import verify
 from cuegap.designs import (
-    AnalyzeOptions,
     Design,
-    SimulateOptions,
     StatusPart,
     analysis_kinds,
     for_kind,
@@ -40,75 +38,6 @@ from cuegap.ingest import ingest_path
 from cuegap.models import Policy, PolicyKey, Range, declare_section, load_policy, sections
 
 runner = CliRunner()
-
-
-class ToyDesign(Design):
-    """A design whose one statistic is the number of stored responses per system."""
-
-    name = "toy"
-    title = "Toy design (tests only)"
-    description = "counts responses per system"
-    kinds: ClassVar[tuple[str, ...]] = ("toy_count",)
-    analyze_options = frozenset({"strategy"})
-    policy_sections = ("toy", "data")
-    policy_keys: ClassVar[Mapping[str, tuple[PolicyKey, ...]]] = {
-        "toy": (PolicyKey("min_responses", 5, Range(1, 10**9), "fewest responses to pass"),)
-    }
-
-    def present(self, conn: Connection) -> bool:
-        return True
-
-    def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
-        from sqlalchemy import func, select
-
-        from cuegap.schema import Response, System
-
-        with engine.connect() as conn:
-            rows = conn.execute(
-                select(System.name, func.count(Response.id))
-                .join(Response, Response.system_id == System.id)
-                .group_by(System.name)
-            ).all()
-        need = options.policy.min_responses  # the design's own policy key
-        verdicts = pd.DataFrame(
-            [{"system": s, "verdict": "passed" if n >= need else "inconclusive",
-              "reason": f"{n} responses stored ({need} needed)", "n": float(n)}
-             for s, n in rows]
-        )  # fmt: skip
-        out.print(f"toy analysis of {len(rows)} systems")
-        return save_analysis(
-            engine, kind="toy_count", status="ok", data_fingerprint="toy",
-            system_fingerprints={},
-            settings={"strategy": options.get("strategy", "all"),
-                      "policy": options.policy.to_dict()},
-            tables={"verdicts": verdicts},
-        )  # fmt: skip
-
-    def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
-        return {"compared": f"responses ({settings.get('strategy')})", "consequences": "",
-                "delta_pp": None, "delta": "5 responses", "sampling": "counted"}  # fmt: skip
-
-    def verdict_records(
-        self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
-    ) -> Any:
-        return records_frame(
-            tables["verdicts"], design=self.name, kind=kind, compared="responses stored",
-            estimate="n", low=None, high=None, scale="responses", method="count",
-            gate_passed=None, rule="passed when 5 or more responses are stored",
-            delta=None, probability=None, p_flag=None, p_pass=None,
-        )  # fmt: skip
-
-    def report_data(self, engine: Engine, analysis_id: int, progress: Any) -> Any:
-        raise NotImplementedError
-
-    def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
-        raise NotImplementedError
-
-    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
-        raise NotImplementedError
-
-    def simulate(self, options: SimulateOptions, out: Any) -> None:
-        raise NotImplementedError
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ def _methods(bayes_model: dict | None) -> str:
         .get_template("partials/_qa_appendix.html.j2")
         .render(
             quality=[],
+            agreement=None,
             versions=[],
             bayes_model=bayes_model,
             provenance={"banks": [], "batches": [], "quarantine": []},

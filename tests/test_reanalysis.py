@@ -13,13 +13,10 @@ import pytest
 from cuegap.audit import load_table
 from cuegap.compliance import LockHeld, register_report, sign_off, store_lock
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma._reanalysis import reanalyze
 from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
-from cuegap.reanalysis import (
-    EXIT_CHANGED,
-    EXIT_UNCHANGED,
-    reanalyze,
-)
+from cuegap.reanalysis import EXIT_CHANGED, EXIT_UNCHANGED
 from cuegap.schema import make_engine, upgrade
 
 SETTINGS = AnalysisSettings(n_boot=50)

@@ -16,6 +16,12 @@ matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/te
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_report
 from cuegap.reports._context import report_context
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
+from cuegap.reports._generic import (
+    GenericReportData,
+    change_rows,
+    generic_report_context,
+    generic_report_data,
+)
 from cuegap.reports._loader import load_stored, load_tables, load_verdict_page, matching_fit
 from cuegap.reports._plan_figure import plan_figure
 from cuegap.reports._render import (
@@ -36,17 +42,21 @@ __all__ = [
     "FORMATS",
     "REPORT_SCHEMA_VERSION",
     "TEMPLATES_DIR",
+    "GenericReportData",
     "RefusedFetch",
     "RenderedReport",
     "ReportData",
     "TemplateOnlyFetcher",
     "build_report",
+    "change_rows",
     "content_hash",
     "decimals_for",
     "environment",
     "fmt_interval",
     "fmt_num",
     "fmt_pm",
+    "generic_report_context",
+    "generic_report_data",
     "load_stored",
     "load_tables",
     "load_verdict_page",

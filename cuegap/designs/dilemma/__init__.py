@@ -169,7 +169,8 @@ class DilemmaDesign(Design):
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
         from cuegap.designs import BayesSettings
         from cuegap.designs.dilemma._cli import dilemma_settings
-        from cuegap.reanalysis import default_renderer, reanalyze
+        from cuegap.designs.dilemma._reanalysis import reanalyze
+        from cuegap.reanalysis import default_renderer
 
         return reanalyze(
             engine,

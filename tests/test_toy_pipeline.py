@@ -1,0 +1,97 @@
+"""A fifth design, registered from the tests only, goes through the whole pipeline with no
+edit to shared code: ingest -> analyze -> report -> signoff -> verify -> reanalyze.
+
+The toy design (``tests/toy_design.py``) counts each system's stored responses; a system
+passes with at least ``[toy] min_responses`` (5). The tiny fixture holds 9 responses of
+sys-a and 1 of sys-b, so sys-a passes and sys-b stays inconclusive until more of its
+responses arrive; the re-analysis must then say that sys-b's decision changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+from toy_design import ToyDesign
+from typer.testing import CliRunner
+
+from cuegap.cli import app
+from cuegap.designs import Design, register, unregister
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def toy() -> Iterator[Design]:
+    design = register(ToyDesign())
+    try:
+        yield design
+    finally:
+        unregister("toy")
+
+
+def _more_of_sys_b(path: Path) -> Path:
+    """sys-a's nine responses given again as sys-b's (new responses: the system differs)."""
+    lines = (DATA / "tiny_responses.jsonl").read_text().splitlines()
+    out = [lines[0]]  # the header names the item bank and the run
+    for line in lines[1:]:
+        rec = json.loads(line)
+        if rec.get("system") == "sys-a":
+            out.append(json.dumps({**rec, "system": "sys-b"}))
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def test_a_toy_design_goes_from_ingest_to_reanalysis(toy: Design, db_url: str,
+                                                     tiny_bank: Path, tmp_path: Path) -> None:  # fmt: skip
+    db = ["--db", db_url]
+    env = {"COLUMNS": "200"}
+
+    def cli(*args: str) -> tuple[int, str]:
+        res = runner.invoke(app, [*db, *args], env=env)
+        return res.exit_code, res.output
+
+    code, out = cli("ingest", str(tiny_bank), str(DATA / "tiny_responses.jsonl"))
+    assert code == 0, out
+    code, out = cli("analyze", "--design", "toy")
+    assert code == 0 and "toy analysis of 2 systems" in out, out
+
+    # the report: page 1 from the verdict record, the toy's tables, its policy section
+    code, out = cli("report", "--design", "toy", "--out", str(tmp_path / "r1"))
+    assert code == 0, out
+    (html_path,) = sorted((tmp_path / "r1").glob("*.html"))
+    assert len(list((tmp_path / "r1").glob("*.pdf"))) == 1
+    html = html_path.read_text(encoding="utf-8")
+    page1 = html.split('id="tables"')[0]
+    assert "sys-a" in page1 and "sys-b" in page1
+    assert page1.count("passed") >= 1 and "inconclusive" in page1
+    assert "1 responses stored (5 needed)" in page1
+    assert "[toy]" in html and "min_responses = 5" in html
+
+    code, out = cli("signoff", str(html_path), "--reviewer", "Dana Board",
+                    "--decision", "approve")  # fmt: skip
+    assert code == 0, out
+    code, out = cli("verify")
+    assert code == 0, out
+
+    # nothing new: the scheduled re-analysis writes nothing and exits 0
+    code, out = cli("reanalyze", "--design", "toy", "--out", str(tmp_path / "r2"))
+    assert code == 0, out
+    assert not (tmp_path / "r2").exists() or not list((tmp_path / "r2").glob("*.html"))
+
+    # more of sys-b's responses: re-analysed, a new report version says what changed
+    code, out = cli("ingest", str(_more_of_sys_b(tmp_path / "more.jsonl")))
+    assert code == 0, out
+    code, out = cli("reanalyze", "--design", "toy", "--out", str(tmp_path / "r3"))
+    assert code == 1, out
+    (new_html,) = sorted((tmp_path / "r3").glob("*.html"))
+    text = new_html.read_text(encoding="utf-8")
+    changes = text.split('id="changes"')[1].split("</section>")[0]
+    row = next(r for r in changes.split("<tr") if "sys-b" in r)
+    assert "inconclusive" in row and "passed" in row  # then inconclusive, now passed
+    assert "sys-a" not in changes.split("</thead>")[1] or "sys-a" not in row
+    code, out = cli("verify")
+    assert code == 0, out

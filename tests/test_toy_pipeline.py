@@ -45,8 +45,9 @@ def _more_of_sys_b(path: Path) -> Path:
     return path
 
 
-def test_a_toy_design_goes_from_ingest_to_reanalysis(toy: Design, db_url: str,
-                                                     tiny_bank: Path, tmp_path: Path) -> None:  # fmt: skip
+def test_a_toy_design_goes_from_ingest_to_reanalysis(
+    toy: Design, db_url: str, tiny_bank: Path, tmp_path: Path
+) -> None:
     db = ["--db", db_url]
     env = {"COLUMNS": "200"}
 

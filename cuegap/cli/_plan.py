@@ -32,12 +32,15 @@ def _size(x: float) -> str:
 
 
 def _inputs(design: str | None, assumptions: Path | None, policy: Any) -> tuple[list, Any]:
-    from cuegap.designs import PlanRequest, PlanUnavailable, default, designs_in_store, get
+    from cuegap.designs import DESIGNS, PlanRequest, PlanUnavailable, designs_in_store, get
     from cuegap.models import load_assumptions
 
     if assumptions is not None:
         stated = load_assumptions(assumptions)
-        chosen = get(design) if design is not None else default()
+        if design is None:
+            raise ValueError("stated assumptions are in one design's units: give --design "
+                             f"({', '.join(DESIGNS)})")  # fmt: skip
+        chosen = get(design)
         return chosen.plan(None, PlanRequest(policy=policy, assumptions=stated)), None
     engine = _engine(create=False)
     names = [design] if design is not None else designs_in_store(engine)

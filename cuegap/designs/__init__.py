@@ -20,7 +20,6 @@ from cuegap.designs._base import (
 )
 from cuegap.designs._registry import (
     analysis_kinds,
-    default,
     for_kind,
     get,
     refuse_options,
@@ -68,7 +67,6 @@ __all__ = [
     "analysis_kind",
     "analysis_kinds",
     "bayes_from_stored",
-    "default",
     "designs_in_store",
     "for_kind",
     "gate_applied",

@@ -97,13 +97,6 @@ def for_kind(kind: str) -> Design:
     raise ValueError(f"no registered design stores analyses of kind {kind!r}")
 
 
-def default() -> Design:
-    """The design assumed where none is named or stored (a report of an analysis-less
-    store, report data that names no design): the first registered, the built-in dilemma
-    design."""
-    return next(iter(registered().values()))
-
-
 def analysis_kinds() -> tuple[str, ...]:
     """Every analysis kind the registered designs store."""
     return tuple(k for d in registered().values() for k in d.kinds)

@@ -86,6 +86,7 @@ class ReportData:
     verdict_page: pd.DataFrame | None = None
     verdict_page_analysis: int | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
+    design: str = "dilemma"  # the design whose report this is (its report_context renders it)
 
     @property
     def policy(self) -> Policy:

@@ -127,10 +127,12 @@ def content_hash(html: str) -> str:
 
 def _design_context(data: ReportData | QAReportData) -> tuple[dict[str, Any], str]:
     """The template context and top-level template of a report's study design."""
-    from cuegap.designs import default, get
+    from cuegap.designs import get
 
     name = getattr(data, "design", None)
-    return (default() if name is None else get(name)).report_context(data)
+    if name is None:
+        raise ValueError(f"report data {type(data).__name__} names no design")
+    return get(name).report_context(data)
 
 
 def render_html(data: ReportData | QAReportData, *, now: datetime | None = None) -> RenderedReport:

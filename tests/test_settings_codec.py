@@ -70,3 +70,20 @@ def test_missing_keys_take_defaults_and_unknown_policy_keys_are_left_out() -> No
     assert QASettings.from_dict({}) == QASettings()
     assert ConvSettings.from_dict({}) == ConvSettings()
     assert PVSettings.from_dict({"factors": []}) == PVSettings()
+
+
+def test_every_built_in_design_names_its_settings_type() -> None:
+    """The registry hands each design's codec out (``Design.settings_type``): the stored
+    settings of its defaults read back equal."""
+    from cuegap.designs import registered
+
+    names = {"dilemma", "qa", "prompt-variance", "conversation"}
+    for name, design in registered().items():
+        if name not in names:
+            continue
+        kind = design.settings_type()
+        assert kind is not None, name
+        default = kind()
+        assert kind.from_dict(stored(default)) == default, name
+    assert {type(registered()[n].settings_type()()).__name__ for n in names} == {
+        "AnalysisSettings", "QASettings", "PVSettings", "ConvSettings"}  # fmt: skip

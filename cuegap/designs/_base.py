@@ -160,6 +160,12 @@ class Design(ABC):
         return None
 
     # -- analysis -------------------------------------------------------------------
+    def settings_type(self) -> type | None:
+        """Its analysis settings type: a dataclass with ``to_dict()`` (what an analysis
+        stores) and ``from_dict(stored)`` (the one way back; keys an older cuegap did not
+        store take their defaults). None for a design that keeps plain dicts."""
+        return None
+
     @abstractmethod
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         """Run (or reuse) the design's analysis, and its Bayesian fit when asked.

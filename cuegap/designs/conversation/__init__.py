@@ -76,6 +76,11 @@ class ConversationDesign(Design):
 
         return ConversationLoader
 
+    def settings_type(self) -> type:
+        from cuegap.designs.conversation._analysis_tables import ConvSettings
+
+        return ConvSettings
+
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.designs.conversation._cli_analyze import analyze_conv
 

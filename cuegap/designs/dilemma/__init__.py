@@ -74,6 +74,11 @@ class DilemmaDesign(Design):
 
         return ingest_dilemma_bank
 
+    def settings_type(self) -> type:
+        from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+
+        return AnalysisSettings
+
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.designs.dilemma._cli import analyze_dilemma
 

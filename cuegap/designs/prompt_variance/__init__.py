@@ -56,6 +56,11 @@ class PromptVarianceDesign(Design):
             "prompt-variance (the QA report carries the same section)"
         )
 
+    def settings_type(self) -> type:
+        from cuegap.designs.prompt_variance._analysis import PVSettings
+
+        return PVSettings
+
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.designs.prompt_variance._cli import analyze_pv, analyze_pv_bayes
 

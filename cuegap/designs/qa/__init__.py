@@ -86,6 +86,11 @@ class QADesign(Design):
 
         return ingest_qa_bank
 
+    def settings_type(self) -> type:
+        from cuegap.designs.qa._analysis import QASettings
+
+        return QASettings
+
     def analyze(self, engine: Engine, options: AnalyzeOptions, out: Any) -> int:
         from cuegap.designs.qa._cli import analyze_qa
 

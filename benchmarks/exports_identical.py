@@ -94,6 +94,32 @@ def _only_reason_differs(old: bytes, new: bytes) -> bool:
     return strip == [{k: v for k, v in r.items() if k != "reason"} for r in b]
 
 
+def _explain(old: bytes, new: bytes) -> str:
+    """Where two differing tables differ: columns added or dropped, and for each shared
+    column that changed, how many cells and (numbers) the largest absolute change."""
+    import pandas as pd
+
+    a = pd.read_csv(io.BytesIO(old), dtype=str, keep_default_na=False)
+    b = pd.read_csv(io.BytesIO(new), dtype=str, keep_default_na=False)
+    parts = []
+    if set(b.columns) - set(a.columns):
+        parts.append("new columns " + ", ".join(c for c in b.columns if c not in a.columns))
+    if set(a.columns) - set(b.columns):
+        parts.append("dropped " + ", ".join(c for c in a.columns if c not in b.columns))
+    if len(a) != len(b):
+        return "; ".join([*parts, f"{len(a)} rows, now {len(b)}"])
+    for col in [c for c in a.columns if c in b.columns]:
+        changed = a[col] != b[col]
+        if not changed.any():
+            continue
+        x = pd.to_numeric(a.loc[changed, col], errors="coerce")
+        y = pd.to_numeric(b.loc[changed, col], errors="coerce")
+        both = x.notna() & y.notna()
+        size = f", max |change| {float((x[both] - y[both]).abs().max()):.3g}" if both.any() else ""
+        parts.append(f"{col}: {int(changed.sum())} cells{size}")
+    return "; ".join(parts) or "same cells, other bytes"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old", type=Path, required=True, help="the old version's source tree")
@@ -136,7 +162,7 @@ def main() -> int:
                     print(f"{design:16s} {name:36s} numbers identical; reason wording changed")
                 else:
                     differ += 1
-                    print(f"{design:16s} {name:36s} DIFFERS")
+                    print(f"{design:16s} {name:36s} DIFFERS: {_explain(old[name], new[name])}")
     print(f"{differ} table(s) differ in numbers" if differ else "every number identical")
     return 1 if differ else 0
 

@@ -73,8 +73,7 @@ def publish_report(
                 "content that was reviewed"
             )
         return publish_signed(engine, signed, out_dir, formats=formats, progress=progress)
-    from cuegap.designs import for_kind
-    from cuegap.designs._settings import analysis_kind
+    from cuegap.designs import analysis_kind, for_kind
 
     if policy is not None:
         raise ValueError(

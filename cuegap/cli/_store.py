@@ -50,7 +50,7 @@ def recover(engine: Engine) -> None:
     engine : Engine
         An initialised store.
     """
-    from cuegap.ingest._recover import recover_interrupted
+    from cuegap.ingest import recover_interrupted
 
     for b in recover_interrupted(engine):
         shown = safe(b.source_path)

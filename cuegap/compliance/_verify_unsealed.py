@@ -17,7 +17,7 @@ from collections import defaultdict
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from cuegap.schema._liveness import is_alive
+from cuegap.schema import is_alive
 
 # table -> (what its rows are, the FROM clause naming its batch as ``b``)
 ROW_TABLES = {

@@ -15,6 +15,7 @@ from cuegap.designs._base import (
     Design,
     PlanRequest,
     PlanUnavailable,
+    Progress,
     SimulateOptions,
     StatusPart,
 )
@@ -36,7 +37,7 @@ from cuegap.designs._settings import (
     stored_settings,
 )
 from cuegap.designs._store import designs_in_store, has_rows, resolve_design, varying_factor
-from cuegap.designs._verdicts import gate_applied
+from cuegap.designs._verdicts import gate_applied, policy_of, records_frame, two_sided_rule
 
 
 class _Designs(Mapping[str, Design]):
@@ -62,6 +63,7 @@ __all__ = [
     "Design",
     "PlanRequest",
     "PlanUnavailable",
+    "Progress",
     "SimulateOptions",
     "StatusPart",
     "analysis_kind",
@@ -74,11 +76,14 @@ __all__ = [
     "has_rows",
     "matching_fit",
     "policy_from_stored",
+    "policy_of",
+    "records_frame",
     "refuse_options",
     "register",
     "registered",
     "resolve_design",
     "stored_settings",
+    "two_sided_rule",
     "unregister",
     "varying_factor",
 ]

@@ -4,9 +4,13 @@ Depends on cuegap.schema (and sqlalchemy, orjson, jsonschema); never imports
 cuegap.models or cuegap.reports.
 """
 
-from cuegap.ingest._loader import IngestSummary, file_sha256, ingest_path
+from cuegap.ingest._conv_loader import ConversationLoader
+from cuegap.ingest._loader import IngestSummary, file_sha256, ingest_dilemma_bank, ingest_path
 from cuegap.ingest._plan import ingest_order, with_system
+from cuegap.ingest._qa_bank import ingest_qa_bank
+from cuegap.ingest._qa_loader import QAResponseLoader
 from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, ResponseStream, RunInfo
+from cuegap.ingest._recover import recover_interrupted
 from cuegap.ingest.registry import (
     READERS,
     Reader,
@@ -18,8 +22,10 @@ from cuegap.ingest.registry import (
 
 __all__ = [
     "READERS",
+    "ConversationLoader",
     "IngestError",
     "IngestSummary",
+    "QAResponseLoader",
     "Reader",
     "Rejected",
     "ResponseRecord",
@@ -29,8 +35,11 @@ __all__ = [
     "expand_path",
     "file_sha256",
     "get_reader",
+    "ingest_dilemma_bank",
     "ingest_order",
     "ingest_path",
+    "ingest_qa_bank",
     "known_formats",
+    "recover_interrupted",
     "with_system",
 ]

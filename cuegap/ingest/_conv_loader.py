@@ -41,8 +41,16 @@ from cuegap.ingest._sql import (
 from cuegap.ingest._summary import IngestSummary, Progress, file_sha256
 from cuegap.ingest._validate import text_problem
 from cuegap.ingest.mac_conversation import ConvRecord
-from cuegap.schema import ConvAgent, ConvConfig, Conversation, IngestBatch
-from cuegap.schema._conv_tally import ConvTally, compact_conv_tally, tally_rows, transitions
+from cuegap.schema import (
+    ConvAgent,
+    ConvConfig,
+    Conversation,
+    ConvTally,
+    IngestBatch,
+    compact_conv_tally,
+    tally_rows,
+    transitions,
+)
 
 #: Transcripts per transaction: each keeps its raw JSON text, so batches stay small.
 CONV_BATCH = 2_000

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from cuegap.ingest._sql import _NULLABLE_TEXT, _RESPONSE_COLS
-from cuegap.schema._ledger import DIGEST_CHUNK, RESPONSE_COLUMNS
+from cuegap.schema import DIGEST_CHUNK, RESPONSE_COLUMNS
 
 CHUNK = DIGEST_CHUNK  # rows per hashed array, as the read-back digest fetches them
 _JSON_COLS = ("assignment", "runner_result")

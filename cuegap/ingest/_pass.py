@@ -30,6 +30,7 @@ from cuegap.ingest._summary import IngestSummary, Progress, file_sha256, utcnow
 from cuegap.ingest._validate import storable
 from cuegap.ingest.registry import Reader
 from cuegap.schema import (
+    BatchLock,
     IngestBatch,
     ItemBank,
     QAResponse,
@@ -40,7 +41,6 @@ from cuegap.schema import (
     compact_tally,
     ledger,
 )
-from cuegap.schema._liveness import BatchLock
 
 if TYPE_CHECKING:
     from cuegap.ingest._responses import _ItemInfo

@@ -50,8 +50,8 @@ from cuegap.schema import (
     QAResponse,
     QAResponseFactor,
     QATally,
+    qa_tally_rows,
 )
-from cuegap.schema._qa_tally import qa_tally_rows
 
 _LIMITS = {
     "system": 200,

@@ -29,8 +29,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 from cuegap.ingest._summary import utcnow
-from cuegap.schema import IngestBatch, ledger
-from cuegap.schema._liveness import is_alive
+from cuegap.schema import IngestBatch, is_alive, ledger
 
 #: Tries, and seconds between them, before a batch whose lock is held counts as live:
 #: a killed client's PostgreSQL session can outlive it by a moment.

@@ -14,8 +14,9 @@ matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/te
 """
 
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_report
-from cuegap.reports._context import report_context
+from cuegap.reports._context import report_context, signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
+from cuegap.reports._figure_style import legend_above
 from cuegap.reports._generic import (
     GenericReportData,
     change_rows,
@@ -57,6 +58,7 @@ __all__ = [
     "fmt_pm",
     "generic_report_context",
     "generic_report_data",
+    "legend_above",
     "load_stored",
     "load_tables",
     "load_verdict_page",
@@ -67,6 +69,7 @@ __all__ = [
     "render_pdf",
     "render_signed",
     "report_context",
+    "signoff_rows",
     "write_files",
     "write_report",
 ]

@@ -60,9 +60,11 @@ __all__ = [
     "AGREEMENT_COLUMNS",
     "COUNT_COLUMNS",
     "DEFAULT_DB_FILE",
+    "DIGEST_CHUNK",
     "ENV_VAR",
     "QA_COUNT_COLUMNS",
     "RECOVERY_COLUMNS",
+    "RESPONSE_COLUMNS",
     "RUNNER_AGREES",
     "RUNNER_DIFFERS",
     "RUNNER_UNREAD",
@@ -71,6 +73,7 @@ __all__ = [
     "AnalysisArtifact",
     "AnalysisTable",
     "Annotation",
+    "BatchLock",
     "ConvAgent",
     "ConvConfig",
     "ConvOpinion",
@@ -110,6 +113,7 @@ __all__ = [
     "decision_counts",
     "describe_url",
     "head_revision",
+    "is_alive",
     "known_revision",
     "latest_analysis_id",
     "ledger",
@@ -123,6 +127,7 @@ __all__ = [
     "qa_runner_agreement",
     "qa_status",
     "qa_tally_mismatches",
+    "qa_tally_rows",
     "raw_examples",
     "read_snapshot",
     "recovery_counts",
@@ -132,10 +137,45 @@ __all__ = [
     "system_table",
     "tally_mismatches",
     "tally_new_responses",
+    "tally_rows",
+    "transitions",
     "upgrade",
 ]
 
 _LAZY = {
+    "cuegap.schema._liveness": (
+        "BatchLock",
+        "is_alive",
+    ),
+    "cuegap.schema._ledger": (
+        "DIGEST_CHUNK",
+        "RESPONSE_COLUMNS",
+    ),
+    "cuegap.schema._qa_tally": ("qa_tally_rows",),
+    "cuegap.schema._conv_tally": (
+        "tally_rows",
+        "transitions",
+    ),
+    "cuegap.schema._conv_aggregate": ("conv_counts",),
+    "cuegap.schema._provenance": (
+        "Provenance",
+        "provenance",
+        "raw_examples",
+    ),
+    "cuegap.schema._pv_aggregate": (
+        "pv_counts",
+        "pv_factor_names",
+    ),
+    "cuegap.schema._qa_aggregate": (
+        "QA_COUNT_COLUMNS",
+        "qa_counts",
+        "qa_status",
+    ),
+    "cuegap.schema._queries": (
+        "StoreStatus",
+        "latest_analysis_id",
+        "store_status",
+    ),
     "cuegap.schema._aggregate": (
         "ABSTENTION_COLUMNS",
         "COUNT_COLUMNS",
@@ -148,10 +188,6 @@ _LAZY = {
         "status_counts",
         "system_table",
     ),
-    "cuegap.schema._conv_aggregate": ("conv_counts",),
-    "cuegap.schema._provenance": ("Provenance", "provenance", "raw_examples"),
-    "cuegap.schema._pv_aggregate": ("pv_counts", "pv_factor_names"),
-    "cuegap.schema._qa_aggregate": ("QA_COUNT_COLUMNS", "qa_counts", "qa_status"),
     "cuegap.schema._qa_agreement": (
         "AGREEMENT_COLUMNS",
         "RUNNER_AGREES",
@@ -159,7 +195,6 @@ _LAZY = {
         "RUNNER_UNREAD",
         "qa_runner_agreement",
     ),
-    "cuegap.schema._queries": ("StoreStatus", "latest_analysis_id", "store_status"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -190,6 +225,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         system_table,
     )
     from cuegap.schema._conv_aggregate import conv_counts
+    from cuegap.schema._conv_tally import tally_rows, transitions
+    from cuegap.schema._ledger import DIGEST_CHUNK, RESPONSE_COLUMNS
+    from cuegap.schema._liveness import BatchLock, is_alive
     from cuegap.schema._provenance import Provenance, provenance, raw_examples
     from cuegap.schema._pv_aggregate import pv_counts, pv_factor_names
     from cuegap.schema._qa_aggregate import QA_COUNT_COLUMNS, qa_counts, qa_status
@@ -200,4 +238,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         RUNNER_UNREAD,
         qa_runner_agreement,
     )
+    from cuegap.schema._qa_tally import qa_tally_rows
     from cuegap.schema._queries import StoreStatus, latest_analysis_id, store_status

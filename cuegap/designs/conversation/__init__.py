@@ -17,8 +17,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart
-from cuegap.designs._store import has_rows
+from cuegap.designs import AnalyzeOptions, Design, Progress, SimulateOptions, StatusPart, has_rows
 from cuegap.designs.dilemma import sampling
 from cuegap.models import PolicyKey, Range
 
@@ -72,7 +71,7 @@ class ConversationDesign(Design):
         return []
 
     def response_loader(self) -> Any:
-        from cuegap.ingest._conv_loader import ConversationLoader
+        from cuegap.ingest import ConversationLoader
 
         return ConversationLoader
 
@@ -104,7 +103,7 @@ class ConversationDesign(Design):
     def verdict_records(
         self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
     ) -> Any:
-        from cuegap.designs._verdicts import policy_of, records_frame
+        from cuegap.designs import policy_of, records_frame
         from cuegap.designs.conversation.stats._verdict import CONTRAST_NAMES
         from cuegap.designs.dilemma import _column_or
 

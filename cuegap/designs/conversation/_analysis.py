@@ -99,8 +99,7 @@ def load_conv_counts(engine: Engine, *, unit: str | None = None) -> pd.DataFrame
     ValueError
         When the store holds no conversations.
     """
-    from cuegap.schema import read_snapshot
-    from cuegap.schema._conv_aggregate import conv_counts  # the store side of issue 16
+    from cuegap.schema import conv_counts, read_snapshot
 
     extra = None if unit is None or unit in CELL else unit
     with read_snapshot(engine) as conn:

@@ -84,7 +84,7 @@ def _newest(engine: Engine, *, reported: bool = False, signed: bool = False) -> 
 
 
 def _stored_settings(engine: Engine, analysis_id: int | None) -> dict[str, Any]:
-    from cuegap.designs._settings import stored_settings as _stored_settings
+    from cuegap.designs import stored_settings as _stored_settings
 
     return {} if analysis_id is None else _stored_settings(engine, analysis_id)
 

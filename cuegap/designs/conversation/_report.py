@@ -36,14 +36,14 @@ from cuegap.designs.prompt_variance._report import _changes
 from cuegap.designs.qa._report_context import provenance_rows
 from cuegap.reports import (
     REPORT_SCHEMA_VERSION,
+    fmt_num,
     load_stored,
     load_tables,
     load_verdict_page,
     matching_fit,
+    signoff_rows,
 )
-from cuegap.reports._context import signoff_rows
 from cuegap.reports._format import _date, _text
-from cuegap.reports._rounding import fmt_num
 from cuegap.schema import Provenance
 
 KIND, BAYES_KIND = "conversation", "conversation_bayesian"

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from cuegap.reports._figure_style import legend_above
+from cuegap.reports import legend_above
 from cuegap.reports._figures import OKABE_ITO, _style, to_svg
 
 #: (instantiation, reveal) -> (colour, marker, label): never colour alone.

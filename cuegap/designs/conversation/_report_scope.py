@@ -18,7 +18,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from cuegap.designs.conversation.stats._verdict import condition_label
-from cuegap.reports._rounding import fmt_num
+from cuegap.reports import fmt_num
 
 __all__ = ["count_scope", "data_scope", "limitation_text", "verdict_cells"]
 

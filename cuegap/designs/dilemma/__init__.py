@@ -14,15 +14,15 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.designs._base import (
+from cuegap.designs import (
     AnalyzeOptions,
     Design,
     PlanRequest,
     Progress,
     SimulateOptions,
     StatusPart,
+    has_rows,
 )
-from cuegap.designs._store import has_rows
 
 
 class DilemmaDesign(Design):
@@ -70,7 +70,7 @@ class DilemmaDesign(Design):
         return _ResponseLoader
 
     def bank_loader(self) -> Any:
-        from cuegap.ingest._loader import ingest_dilemma_bank
+        from cuegap.ingest import ingest_dilemma_bank
 
         return ingest_dilemma_bank
 
@@ -106,7 +106,7 @@ class DilemmaDesign(Design):
     def verdict_records(
         self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
     ) -> Any:
-        from cuegap.designs._verdicts import policy_of, records_frame, two_sided_rule
+        from cuegap.designs import policy_of, records_frame, two_sided_rule
 
         verdicts = tables.get("verdicts")
         if verdicts is None:
@@ -167,7 +167,7 @@ class DilemmaDesign(Design):
         return int(result.id)
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
-        from cuegap.reports._context import report_context
+        from cuegap.reports import report_context
 
         return report_context(data), "report.html.j2"
 

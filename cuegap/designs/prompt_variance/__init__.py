@@ -16,8 +16,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.designs._base import AnalyzeOptions, Design, Progress, SimulateOptions
-from cuegap.designs._store import varying_factor
+from cuegap.designs import AnalyzeOptions, Design, Progress, SimulateOptions, varying_factor
 from cuegap.designs.dilemma import sampling
 from cuegap.models import PolicyKey, Range
 
@@ -88,7 +87,7 @@ class PromptVarianceDesign(Design):
     def verdict_records(
         self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
     ) -> Any:
-        from cuegap.designs._verdicts import policy_of, records_frame
+        from cuegap.designs import policy_of, records_frame
         from cuegap.designs.dilemma import _column_or
 
         verdicts = tables.get("verdicts")
@@ -116,7 +115,7 @@ class PromptVarianceDesign(Design):
     def under_policy(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
     ) -> int:
-        from cuegap.designs._settings import stored_settings
+        from cuegap.designs import stored_settings
         from cuegap.designs.prompt_variance._analysis import PVSettings, analyze_prompt_variance
 
         stored = PVSettings.from_dict(stored_settings(engine, analysis_id))

@@ -23,10 +23,14 @@ from cuegap.designs.prompt_variance._report_bayes import load_pv_bayes
 from cuegap.designs.prompt_variance._report_sections import pv_section
 from cuegap.designs.prompt_variance._report_verdicts import pv_methods, verdict_rows
 from cuegap.designs.qa._report_context import provenance_rows
-from cuegap.reports import REPORT_SCHEMA_VERSION, load_stored, load_verdict_page
-from cuegap.reports._context import signoff_rows
+from cuegap.reports import (
+    REPORT_SCHEMA_VERSION,
+    fmt_num,
+    load_stored,
+    load_verdict_page,
+    signoff_rows,
+)
 from cuegap.reports._format import _date, _text
-from cuegap.reports._rounding import fmt_num
 from cuegap.schema import Provenance
 
 KIND = "prompt_variance"

@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 
 from cuegap.designs.prompt_variance.stats._verdict import SCORE_LABELS
+from cuegap.reports import fmt_num
 from cuegap.reports._format import _text
-from cuegap.reports._rounding import fmt_num
 
 #: The prompt-variance design's own verdict wording.
 VERDICT_LABELS = {

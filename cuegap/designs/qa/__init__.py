@@ -16,15 +16,15 @@ from typing import Any, ClassVar
 
 from sqlalchemy.engine import Connection, Engine
 
-from cuegap.designs._base import (
+from cuegap.designs import (
     AnalyzeOptions,
     Design,
     PlanRequest,
     Progress,
     SimulateOptions,
     StatusPart,
+    has_rows,
 )
-from cuegap.designs._store import has_rows
 from cuegap.designs.dilemma import sampling
 from cuegap.models import PolicyKey, Range
 
@@ -77,12 +77,12 @@ class QADesign(Design):
         return []
 
     def response_loader(self) -> Any:
-        from cuegap.ingest._qa_loader import QAResponseLoader
+        from cuegap.ingest import QAResponseLoader
 
         return QAResponseLoader
 
     def bank_loader(self) -> Any:
-        from cuegap.ingest._qa_bank import ingest_qa_bank
+        from cuegap.ingest import ingest_qa_bank
 
         return ingest_qa_bank
 
@@ -112,7 +112,7 @@ class QADesign(Design):
     def verdict_records(
         self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
     ) -> Any:
-        from cuegap.designs._verdicts import policy_of, records_frame, two_sided_rule
+        from cuegap.designs import policy_of, records_frame, two_sided_rule
         from cuegap.designs.dilemma import _column_or
 
         verdicts = tables.get("verdicts")
@@ -134,7 +134,7 @@ class QADesign(Design):
         )  # fmt: skip
 
     def shown_analysis(self, engine: Engine, analysis_id: int) -> int:
-        from cuegap.designs._settings import analysis_kind, matching_fit
+        from cuegap.designs import analysis_kind, matching_fit
 
         if analysis_kind(engine, analysis_id) != self.report_kind():
             return analysis_id
@@ -150,7 +150,7 @@ class QADesign(Design):
     def under_policy(
         self, engine: Engine, analysis_id: int, policy: Any, progress: Progress | None
     ) -> int:
-        from cuegap.designs._settings import stored_settings
+        from cuegap.designs import stored_settings
         from cuegap.designs.qa._analysis import QASettings, analyze_qa
 
         stored = QASettings.from_dict(stored_settings(engine, analysis_id))

@@ -14,9 +14,8 @@ import pandas as pd
 from cuegap.designs.prompt_variance._report_sections import pv_section
 from cuegap.designs.qa import _report_figures as figs
 from cuegap.designs.qa._report import CONTROL_LABELS, VERDICT_LABELS, QAReportData
-from cuegap.reports._context import signoff_rows
+from cuegap.reports import fmt_interval, fmt_num, signoff_rows
 from cuegap.reports._format import _date, _text
-from cuegap.reports._rounding import fmt_interval, fmt_num
 
 __all__ = ["provenance_rows", "qa_report_context"]
 

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from cuegap.reports._figure_style import legend_above
+from cuegap.reports import legend_above
 from cuegap.reports._figures import OKABE_ITO, VERDICT_STYLE, _style, to_svg
 
 CUE_STYLE = {  # colour and marker: never colour alone

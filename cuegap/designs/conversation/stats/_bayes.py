@@ -34,8 +34,7 @@ from cuegap.designs.conversation.stats._bayes_model import (
     conv_lambda_draws,
     prepare_conv_counts,
 )
-from cuegap.models import check_sampler, run_gated, sample_nuts
-from cuegap.models._bayes_model import GATE
+from cuegap.models import GATE, check_sampler, run_gated, sample_nuts
 
 if TYPE_CHECKING:
     import arviz as az

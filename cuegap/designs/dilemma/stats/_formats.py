@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from cuegap.designs.prompt_variance.stats._spread import pv_format_sensitivity
-from cuegap.models._rates import condition_mask
+from cuegap.models import condition_mask
 
 __all__ = ["dilemma_gap_formats"]
 

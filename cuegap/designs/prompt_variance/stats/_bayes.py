@@ -31,8 +31,7 @@ from cuegap.designs.prompt_variance.stats._bayes_model import (
     pv_bayes_draws,
 )
 from cuegap.designs.prompt_variance.stats._frame import BY, as_names, check_table
-from cuegap.models import check_sampler, run_gated, sample_nuts
-from cuegap.models._bayes_model import GATE
+from cuegap.models import GATE, check_sampler, run_gated, sample_nuts
 
 logger = logging.getLogger(__name__)
 PV_BAYES_VERSION = "pv-components-1"

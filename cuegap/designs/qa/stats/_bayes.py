@@ -52,8 +52,7 @@ import pandas as pd
 
 from cuegap.designs.qa.stats._bayes_data import CUES, QABayesData, prepare_qa_counts
 from cuegap.designs.qa.stats._bayes_model import QA_PRIORS, build_qa_model, qa_draws
-from cuegap.models import check_sampler, run_gated, sample_nuts
-from cuegap.models._bayes_model import GATE
+from cuegap.models import GATE, check_sampler, run_gated, sample_nuts
 
 if TYPE_CHECKING:
     import arviz as az

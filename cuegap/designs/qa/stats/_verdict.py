@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from cuegap.designs.qa.stats._reason import ACCURACIES, accuracy_note, gap_text, rule_text
-from cuegap.models._verdict import gap_probabilities
+from cuegap.models import gap_probabilities
 
 __all__ = ["qa_verdicts"]
 

@@ -118,6 +118,12 @@ CASES = [
     Case("diffaware", "pv", "da_bank.jsonl"),
     Case("cuegap-qa-itembank", "qa", "implicit_bank.jsonl", header=True),
     Case("bbq-results", "qa", "bbq_results.jsonl", ("qa/bbq_small.jsonl", "qa/mac_religion.jsonl")),
+    Case(
+        "implicit-bbq",
+        "../fixtures/bbq_family/ImplicitBBQ/data",
+        "Gender_identity.jsonl",
+        ("../fixtures/bbq_family/BBQ/data/Gender_identity.jsonl",),
+    ),
     *_moral_safety(),
 ]
 

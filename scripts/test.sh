@@ -21,7 +21,8 @@ if [ "$workers" -gt 1 ] && .venv/bin/python -c "import xdist" 2>/dev/null; then
   parallel=(-n "$workers" --dist loadfile)
 fi
 start=$(date +%s)
-.venv/bin/python -m pytest "${parallel[@]}" "$@"
+# The ten slowest tests are printed at the end of every run (issue 31).
+.venv/bin/python -m pytest "${parallel[@]}" --durations=10 "$@"
 rc=$?
 echo "test suite: $(( $(date +%s) - start )) s (exit $rc)"
 exit $rc

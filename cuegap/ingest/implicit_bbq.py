@@ -28,6 +28,7 @@ from typing import Any
 from cuegap.ingest._bbq_names import category_from_name
 from cuegap.ingest._records import IngestError, Rejected
 from cuegap.ingest._runner import first_json_lines, json_lines
+from cuegap.ingest._validate import text_problem
 
 NAME = "implicit-bbq"
 _FIELDS = {"context", "question", "answers", "label", "example_id"}
@@ -59,6 +60,14 @@ def _line(obj: Any, line: int, category: str | None) -> dict[str, Any] | tuple[s
     answers = obj["answers"]
     if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
         return "answers", "field 'answers' must be a list of strings"
+    texts = [("context", obj["context"]), ("question", obj["question"])]
+    texts += [("answers", a) for a in answers]
+    if isinstance(obj["example_id"], str):
+        texts.append(("example_id", obj["example_id"]))
+    for key, text in texts:
+        why = text_problem(text)
+        if why is not None:  # this line only: the file's other lines are still stored
+            return key, f"field {key!r} {why}"
     label, example_id = obj["label"], obj["example_id"]
     if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < len(answers):
         return "label", f"field 'label': {label!r} is not an index of 'answers'"

@@ -32,10 +32,10 @@ from cuegap.designs.conversation._report_scope import (
 )
 from cuegap.designs.conversation.stats._contrasts import CONTRASTS
 from cuegap.designs.conversation.stats._verdict import CONTRAST_NAMES, condition_label
-from cuegap.designs.prompt_variance._report import _changes
 from cuegap.designs.qa._report_context import provenance_rows
 from cuegap.reports import (
     REPORT_SCHEMA_VERSION,
+    change_rows,
     fmt_num,
     load_stored,
     load_tables,
@@ -260,7 +260,7 @@ def conv_report_context(data: ConvReportData) -> dict[str, Any]:
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),
         "signed_report": None,
-        "changes": _changes(data),  # the shared "what changed" rows (reanalyze)
+        "changes": change_rows(data.changes),  # the shared "what changed" rows (reanalyze)
         "changes_gap_label": "estimate", "changes_gap_unit": "",
         "changes_gap_note": "The estimate is the deciding condition's contrast, mean over "
         "benchmarks of the unit means; its interval is the verdict's. ",

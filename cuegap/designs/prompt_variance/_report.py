@@ -25,6 +25,7 @@ from cuegap.designs.prompt_variance._report_verdicts import pv_methods, verdict_
 from cuegap.designs.qa._report_context import provenance_rows
 from cuegap.reports import (
     REPORT_SCHEMA_VERSION,
+    change_rows,
     fmt_num,
     load_stored,
     load_verdict_page,
@@ -147,23 +148,6 @@ def _summary(data: PVReportData) -> dict[str, Any]:
     }
 
 
-def _changes(data: PVReportData) -> list[dict[str, Any]] | None:
-    if data.changes is None:
-        return None
-    return [
-        {
-            "system": _text(r["system"]),
-            "old_verdict": _text(r["old_verdict"]),
-            "new_verdict": _text(r["new_verdict"]),
-            "old_gap": fmt_num(r["old_gap_pp"], 3, signed=True),
-            "new_gap": fmt_num(r["new_gap_pp"], 3, signed=True),
-            "note": _text(r["note"]),
-            "material": bool(r["verdict_changed"] or r["gap_moved"]),
-        }
-        for _, r in data.changes.iterrows()
-    ]
-
-
 def pv_report_context(data: PVReportData) -> dict[str, Any]:
     """Everything ``pv_report.html.j2`` renders, formatted (untrusted text stays text)."""
     s = data.settings
@@ -181,7 +165,7 @@ def pv_report_context(data: PVReportData) -> dict[str, Any]:
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),
         "signed_report": None,
-        "changes": _changes(data),
+        "changes": change_rows(data.changes),
         "changes_gap_label": "G",
         "changes_gap_unit": "",
         "changes_gap_note": "G is the explicit vs implicit gap, mean over prompt formats; the "

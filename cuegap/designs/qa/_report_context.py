@@ -14,7 +14,7 @@ import pandas as pd
 from cuegap.designs.prompt_variance._report_sections import pv_section
 from cuegap.designs.qa import _report_figures as figs
 from cuegap.designs.qa._report import CONTROL_LABELS, VERDICT_LABELS, QAReportData
-from cuegap.reports import fmt_interval, fmt_num, signoff_rows
+from cuegap.reports import change_rows, fmt_interval, fmt_num, signoff_rows
 from cuegap.reports._format import _date, _text
 
 __all__ = ["provenance_rows", "qa_report_context"]
@@ -310,28 +310,10 @@ def qa_report_context(data: QAReportData) -> dict[str, Any]:
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),
         "signed_report": None,
-        "changes": _changes(data),
+        "changes": change_rows(data.changes),
         "pv": pv_section(data.pv),
         "bayes_model": _bayes_model(data),
         "changes_gap_label": "G",
         "changes_gap_unit": "",
         "changes_gap_note": "G is S_amb(implicit) − S_amb(explicit) on the bias-score scale. ",
     }
-
-
-def _changes(data: QAReportData) -> list[dict[str, Any]] | None:
-    """The "what changed since the last signed report" rows of a scheduled re-analysis."""
-    if data.changes is None:
-        return None
-    return [
-        {
-            "system": _text(r["system"]),
-            "old_verdict": _text(r["old_verdict"]),
-            "new_verdict": _text(r["new_verdict"]),
-            "old_gap": fmt_num(r["old_gap_pp"], 3, signed=True),
-            "new_gap": fmt_num(r["new_gap_pp"], 3, signed=True),
-            "note": _text(r["note"]),
-            "material": bool(r["verdict_changed"] or r["gap_moved"]),
-        }
-        for _, r in data.changes.iterrows()
-    ]

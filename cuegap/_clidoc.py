@@ -71,7 +71,7 @@ def main(argv: list[str]) -> int:
         doc = path.read_text("utf-8")
         head, rest = doc.split(START, 1)
         tail = rest.split(END, 1)[1]
-        from cuegap._files import open_output
+        from cuegap.files import open_output
 
         with open_output(path) as fh:
             fh.write(f"{head}{START}\n{text}{END}{tail}".encode())

@@ -85,7 +85,7 @@ def test_a_command_that_runs_still_loads_what_it_needs(tmp_path: Path) -> None:
 def test_format_names_are_the_registry_keys() -> None:
     """``--format``'s help lists the names from a constant, not from the registry: the two
     must not drift (same names, same order)."""
-    from cuegap._format_names import FORMAT_NAMES
+    from cuegap.format_names import FORMAT_NAMES
     from cuegap.ingest import READERS, known_formats
 
     assert tuple(READERS) == FORMAT_NAMES

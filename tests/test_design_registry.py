@@ -160,7 +160,7 @@ def test_shared_modules_name_no_design() -> None:
     quoted = re.compile(r"""(["'])(dilemma|qa|prompt-variance|conversation)\1""")
     paths = [*sorted((root / "cuegap/cli").glob("*.py")),
              *sorted((root / "cuegap/compliance").glob("*.py"))]  # fmt: skip
-    paths += [root / p for p in ("cuegap/_publish.py", "cuegap/audit/_catalog.py",
+    paths += [root / p for p in ("cuegap/publish.py", "cuegap/audit/_catalog.py",
                                  "cuegap/ingest/_loader.py",
                                  "cuegap/reports/_render.py")]  # fmt: skip
     found, used = [], set()

@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cuegap"
 IMPURE = ("sqlalchemy", "sqlmodel", "jinja2", "weasyprint", "alembic", "typer", "rich")
 IMPURE_CUEGAP = (
     "cuegap.schema", "cuegap.ingest", "cuegap.reports", "cuegap.audit", "cuegap.cli",
-    "cuegap.compliance", "cuegap._publish", "cuegap.reanalysis",
+    "cuegap.compliance", "cuegap.publish", "cuegap.reanalysis",
 )  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cuegap._files import LinkRefused, append_output, make_dir, open_output, write_output
+from cuegap.files import LinkRefused, append_output, make_dir, open_output, write_output
 from tests import test_cli_errors as ce
 from tests.test_cli_errors import cli, one_line_error
 
@@ -123,7 +123,7 @@ def test_the_helpers_refuse_a_link_planted_after_the_check(
     tmp_path: Path, victim: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``O_NOFOLLOW`` and the rename hold even when the link appears after the lstat."""
-    import cuegap._files as files
+    import cuegap.files as files
 
     link = _plant(tmp_path / "late", victim)
     real = files.refuse_link

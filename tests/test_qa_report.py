@@ -252,7 +252,7 @@ def test_report_prints_the_verdicts_export_writes(
     assert res.exit_code == 0, res.output
     assert f"qa_bayesian analysis {fit_id}" in re.sub(r"\s+", " ", res.output)
     exported = pd.read_csv(out, keep_default_na=False)
-    from cuegap._terminal import show_bidi  # the report shows bidi controls as escapes
+    from cuegap.terminal import show_bidi  # the report shows bidi controls as escapes
 
     expected = {
         show_bidi(r.system): (r.verdict, show_bidi(r.reason)) for r in exported.itertuples()

@@ -37,7 +37,7 @@ import pytest
 from sqlalchemy import delete, update
 from typer.testing import CliRunner
 
-from cuegap._terminal import BIDI_CONTROLS, show_bidi
+from cuegap.terminal import BIDI_CONTROLS, show_bidi
 from cuegap.audit import latest_analysis_id, save_analysis
 from cuegap.cli import app
 from cuegap.designs.dilemma._analysis import analyze

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sqlalchemy import select, update
 
-from cuegap._terminal import show_bidi
+from cuegap.terminal import show_bidi
 from cuegap.audit import _frame_digest, save_analysis
 from cuegap.audit._table_codec import table_from_json, table_to_json
 from cuegap.designs import get

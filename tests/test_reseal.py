@@ -231,7 +231,7 @@ def test_the_unedited_copy_verifies_with_anchors(signed: Signed, copy: Engine) -
 def test_a_signed_copy_of_re_sealed_html_is_refused(
     signed: Signed, copy: Engine, tmp_path: Path
 ) -> None:
-    from cuegap._publish import publish_signed
+    from cuegap.publish import publish_signed
 
     publish_signed(copy, 1, tmp_path / "before", formats=("html",))  # intact: works
     with copy.begin() as conn:

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from cuegap._terminal import BIDI_CONTROLS, safe, visible
+from cuegap.terminal import BIDI_CONTROLS, safe, visible
 from cuegap.audit import save_analysis
 from cuegap.cli import app
 from cuegap.compliance import register_report

@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 
 from cuegap import __version__
-from cuegap._terminal import safe
+from cuegap.terminal import safe
 
 # emoji=False: a name like ":thumbs_up:" is printed as written (markup is escaped by safe())
 console = Console(emoji=False)

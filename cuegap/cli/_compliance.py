@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from cuegap._terminal import safe
+from cuegap.terminal import safe
 from cuegap.cli._common import (
     _engine,
     console,

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from cuegap._terminal import safe
+from cuegap.terminal import safe
 from cuegap.cli._common import (
     MAX_SEED,
     _progress,

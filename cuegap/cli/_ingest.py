@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from cuegap._format_names import FORMAT_NAMES
-from cuegap._terminal import safe
+from cuegap.format_names import FORMAT_NAMES
+from cuegap.terminal import safe
 from cuegap.cli._common import (
     MAX_SEED,
     MAX_SYSTEMS,

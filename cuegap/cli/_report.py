@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from cuegap._terminal import safe
+from cuegap.terminal import safe
 from cuegap.cli._analyze import (
     BootOption,
     ConsequencesOption,

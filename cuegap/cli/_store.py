@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from cuegap._terminal import safe
+from cuegap.terminal import safe
 from cuegap.cli._common import (
     _engine,
     _fail,

@@ -17,7 +17,7 @@
 Depends on the schema layer (and ``cryptography`` for keys); never imports models or reports.
 """
 
-from cuegap._files import write_new_files
+from cuegap.files import write_new_files
 from cuegap.compliance._lock import LOCK_TTL, LockHeld, store_lock
 from cuegap.compliance._registry import (
     ComplianceError,

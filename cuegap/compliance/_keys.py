@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cuegap._files import LinkRefused, create_new, remove_files
+from cuegap.files import LinkRefused, create_new, remove_files
 from cuegap.compliance._registry import ComplianceError
 
 _BINDING = re.compile(rb"cuegap-reviewer: (\"(?:[^\"\\\r\n]|\\.)*\")\r?\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from cuegap._files import append_output
+from cuegap.files import append_output
 from cuegap.compliance._registry import ComplianceError
 from cuegap.compliance._verify_ledger import Verification
 from cuegap.schema import ledger

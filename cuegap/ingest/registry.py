@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from cuegap._format_names import FORMAT_NAMES
+from cuegap.format_names import FORMAT_NAMES
 from cuegap.ingest import (
     _runner,
     bbq,

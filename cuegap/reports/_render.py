@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from cuegap._files import write_new_files
-from cuegap._terminal import show_bidi
+from cuegap.files import write_new_files
+from cuegap.terminal import show_bidi
 from cuegap.reports._build import ReportData
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher

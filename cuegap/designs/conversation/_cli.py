@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuegap._terminal import safe
+from cuegap.terminal import safe
 from cuegap.cli._common import _progress, console
 
 

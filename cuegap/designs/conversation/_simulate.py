@@ -34,7 +34,7 @@ import orjson
 import pandas as pd
 import yaml
 
-from cuegap._files import make_dir, refuse_link, write_output
+from cuegap.files import make_dir, refuse_link, write_output
 from cuegap.designs.conversation.stats import (
     conv_transition_counts,
     simulate_conv_counts,

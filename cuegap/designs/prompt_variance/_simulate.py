@@ -41,7 +41,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from cuegap._files import open_output, refuse_link, write_output
+from cuegap.files import open_output, refuse_link, write_output
 from cuegap.designs.prompt_variance.stats import simulate_pv_counts
 
 BBQ_CATEGORIES = (

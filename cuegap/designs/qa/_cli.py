@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from cuegap._terminal import safe
+from cuegap.terminal import safe
 from cuegap.cli._common import _progress, _steps, console, err
 from cuegap.cli._verdicts import print_verdicts
 from cuegap.designs import AnalyzeOptions, SimulateOptions

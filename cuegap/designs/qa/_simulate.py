@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from cuegap._files import open_output, refuse_link, write_output
+from cuegap.files import open_output, refuse_link, write_output
 from cuegap.designs.qa._simulate_bank import (
     CUES,
     DIMENSIONS,

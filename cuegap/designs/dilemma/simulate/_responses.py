@@ -16,7 +16,7 @@ import numpy as np
 import orjson
 
 import cuegap
-from cuegap._files import open_output, refuse_link, write_output
+from cuegap.files import open_output, refuse_link, write_output
 from cuegap.designs.dilemma.simulate import _text as tx
 from cuegap.designs.dilemma.simulate._design import COND_KEYS, Design
 from cuegap.designs.dilemma.simulate._params import (

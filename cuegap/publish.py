@@ -15,7 +15,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap._files import remove_files
+from cuegap.files import remove_files
 from cuegap.audit import AnalysisResult
 from cuegap.compliance import (
     ComplianceError,

@@ -15,7 +15,6 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.files import remove_files
 from cuegap.audit import AnalysisResult
 from cuegap.compliance import (
     ComplianceError,
@@ -25,6 +24,7 @@ from cuegap.compliance import (
     sha256_bytes,
     signed_records,
 )
+from cuegap.files import remove_files
 from cuegap.models import Policy
 from cuegap.schema import Report
 

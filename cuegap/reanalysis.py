@@ -20,12 +20,12 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.publish import Renderer, default_renderer, publish_report, publish_signed
 from cuegap.audit import latest_analysis_id
 from cuegap.changes import changes_since_signed, compare_records
 from cuegap.compliance import (
     store_lock,
 )
+from cuegap.publish import Renderer, default_renderer, publish_report, publish_signed
 from cuegap.schema import Analysis, Report
 
 EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2

@@ -94,7 +94,7 @@ def test_format_names_are_the_registry_keys() -> None:
 
 def _failure(exc: BaseException, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     """The exit code and stderr of a ``friendly`` command that raises ``exc``."""
-    from cuegap.cli._common import friendly
+    from cuegap.cli.common import friendly
 
     @friendly
     def command() -> None:
@@ -133,7 +133,7 @@ def test_friendly_turns_a_database_error_into_one_line(
 
 
 def test_friendly_lets_other_errors_through(capsys: pytest.CaptureFixture[str]) -> None:
-    from cuegap.cli._common import friendly
+    from cuegap.cli.common import friendly
 
     @friendly
     def command() -> None:

@@ -1,5 +1,5 @@
 """The verdict table every design's ``cuegap analyze`` prints: one printer, reading the
-stored verdict records (cuegap/cli/_verdicts.py)."""
+stored verdict records (cuegap/cli/verdicts.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from cuegap.audit import load_table
 from cuegap.cli import app
-from cuegap.cli._verdicts import records_table
+from cuegap.cli.verdicts import records_table
 from cuegap.designs._verdicts import RECORD_COLUMNS
 from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path

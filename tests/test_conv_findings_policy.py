@@ -166,7 +166,7 @@ def test_rendered_section_escapes_names_and_states_the_limits() -> None:
 
 
 def test_cli_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    from cuegap.cli._common import console
+    from cuegap.cli.common import console
     from cuegap.designs.conversation._cli_analyze import _print_scope
 
     settings = ConvSettings(contrast="demo_rc_base_null")

@@ -169,7 +169,7 @@ def test_signed_report_compared_by_the_verdicts_it_showed(tmp_path: Path) -> Non
     """A signed analysis answered by a converged Bayesian fit is compared by its posterior
     verdicts: the deciding condition's posterior mean over benchmarks (test_conv_report's
     fake fit: (black vs white, ai), 3 x 0.15 / 4 = 0.1125) and the verdict's interval."""
-    from cuegap.audit import _frame_digest, save_analysis
+    from cuegap.audit import frame_digest, save_analysis
     from cuegap.changes import shown_records
     from cuegap.designs import BayesSettings
     from cuegap.designs.conversation._analysis import (
@@ -191,7 +191,7 @@ def test_signed_report_compared_by_the_verdicts_it_showed(tmp_path: Path) -> Non
     t_tests = shown_records(engine, freq.id).set_index("system")
     _, tables = conv_bayes_audit_tables(counts, settings, fit=_fake_fit())
     save_analysis(
-        engine, kind=BAYES_KIND, status="ok", data_fingerprint=_frame_digest(counts),
+        engine, kind=BAYES_KIND, status="ok", data_fingerprint=frame_digest(counts),
         system_fingerprints={}, settings=settings.to_dict(bayes=True), tables=tables,
         descriptions=BAYES_DESCRIPTIONS,
     )  # fmt: skip

@@ -138,7 +138,7 @@ def test_posterior_verdicts_lead_the_report_when_a_fit_is_stored(tmp_path: Path)
     posterior mean of the AI contrast is 3 x 0.15 / 4 = +0.1125."""
     from dataclasses import replace
 
-    from cuegap.audit import _frame_digest, save_analysis
+    from cuegap.audit import frame_digest, save_analysis
     from cuegap.designs import BayesSettings
     from cuegap.designs.conversation._analysis import (
         BAYES_DESCRIPTIONS,
@@ -158,7 +158,7 @@ def test_posterior_verdicts_lead_the_report_when_a_fit_is_stored(tmp_path: Path)
     analyze_conversation(engine, replace(settings, bayes=None), counts=counts)
     _, tables = conv_bayes_audit_tables(counts, settings, fit=_fake_fit())
     save_analysis(
-        engine, kind=BAYES_KIND, status="ok", data_fingerprint=_frame_digest(counts),
+        engine, kind=BAYES_KIND, status="ok", data_fingerprint=frame_digest(counts),
         system_fingerprints={}, settings=settings.to_dict(bayes=True), tables=tables,
         descriptions=BAYES_DESCRIPTIONS,
     )  # fmt: skip
@@ -183,7 +183,7 @@ def test_a_fit_that_missed_its_gate_makes_every_report_verdict_inconclusive(
     fit says inconclusive, and so must the report (it showed the t-test verdicts)."""
     from dataclasses import replace
 
-    from cuegap.audit import _frame_digest, load_table, save_analysis
+    from cuegap.audit import frame_digest, load_table, save_analysis
     from cuegap.designs import BayesSettings
     from cuegap.designs.conversation._analysis import (
         BAYES_DESCRIPTIONS,
@@ -205,7 +205,7 @@ def test_a_fit_that_missed_its_gate_makes_every_report_verdict_inconclusive(
         verdict="inconclusive", reason="the fit missed its convergence gate (r-hat 1.2)"
     )
     fit_id = save_analysis(
-        engine, kind=BAYES_KIND, status="failed", data_fingerprint=_frame_digest(counts),
+        engine, kind=BAYES_KIND, status="failed", data_fingerprint=frame_digest(counts),
         system_fingerprints={}, settings=settings.to_dict(bayes=True), tables=tables,
         descriptions=BAYES_DESCRIPTIONS, message="r-hat 1.2 > 1.01",
     )  # fmt: skip

@@ -22,8 +22,8 @@ from cuegap.designs import BayesSettings
 from cuegap.designs.prompt_variance._analysis import analyze_prompt_variance
 from cuegap.designs.prompt_variance._analysis_bayes import analyze_pv_bayes
 from cuegap.designs.prompt_variance._report import build_pv_report
-from cuegap.designs.prompt_variance._report_sections import load_pv, pv_section
 from cuegap.designs.prompt_variance._simulate import simulate_pv
+from cuegap.designs.prompt_variance.report_sections import load_pv, pv_section
 from cuegap.designs.prompt_variance.stats import _bayes as _pv_bayes
 from cuegap.ingest import ingest_path
 from cuegap.reports import render_html

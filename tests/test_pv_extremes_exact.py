@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.designs.prompt_variance._report_sections import ratio_text
+from cuegap.designs.prompt_variance.report_sections import ratio_text
 from cuegap.designs.prompt_variance.stats import extreme_ratio, pv_extremes, pv_scores
 from cuegap.designs.prompt_variance.stats._extremes import exact_mean
 

@@ -20,8 +20,8 @@ from sqlalchemy import text
 
 from cuegap.designs.prompt_variance._analysis import analyze_prompt_variance
 from cuegap.designs.prompt_variance._report_figures import system_styles
-from cuegap.designs.prompt_variance._report_sections import ratio_text
 from cuegap.designs.prompt_variance._simulate import simulate_pv
+from cuegap.designs.prompt_variance.report_sections import ratio_text
 from cuegap.designs.qa._analysis import QASettings, analyze_qa
 from cuegap.designs.qa._report import build_qa_report
 from cuegap.ingest import ingest_path

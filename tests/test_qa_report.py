@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cuegap.audit import _frame_digest, save_analysis
+from cuegap.audit import frame_digest, save_analysis
 from cuegap.designs.qa._analysis import DESCRIPTIONS, KIND, QASettings, qa_tables
 from cuegap.designs.qa._report import build_qa_report
 from cuegap.reports import content_hash, render_files, render_html
@@ -70,7 +70,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
     counts = _counts()
     settings = QASettings(n_boot=200, seed=5)
     save_analysis(
-        engine, kind=KIND, status="ok", data_fingerprint=_frame_digest(counts),
+        engine, kind=KIND, status="ok", data_fingerprint=frame_digest(counts),
         system_fingerprints={}, settings=settings.to_dict(),
         tables=qa_tables(counts, settings), descriptions=DESCRIPTIONS,
     )  # fmt: skip

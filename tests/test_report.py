@@ -37,7 +37,6 @@ import pytest
 from sqlalchemy import delete, update
 from typer.testing import CliRunner
 
-from cuegap.terminal import BIDI_CONTROLS, show_bidi
 from cuegap.audit import latest_analysis_id, save_analysis
 from cuegap.cli import app
 from cuegap.designs.dilemma._analysis import analyze
@@ -55,6 +54,7 @@ from cuegap.reports import (
     write_report,
 )
 from cuegap.schema import Analysis, AnalysisTable, IngestBatch, make_engine, upgrade
+from cuegap.terminal import BIDI_CONTROLS, show_bidi
 from tests.conftest import need_pdf
 
 REQUIRE_BROWSER = os.environ.get("CUEGAP_REQUIRE_BROWSER") == "1"

@@ -16,13 +16,13 @@ from pathlib import Path
 
 from sqlalchemy import select, update
 
-from cuegap.terminal import show_bidi
-from cuegap.audit import _frame_digest, save_analysis
+from cuegap.audit import frame_digest, save_analysis
 from cuegap.audit._table_codec import table_from_json, table_to_json
 from cuegap.designs import get
 from cuegap.designs._verdicts import DECISIONS
 from cuegap.reports import render_html
 from cuegap.schema import AnalysisTable, make_engine, upgrade
+from cuegap.terminal import show_bidi
 from tests.test_report import store  # noqa: F401  # the dilemma store fixture
 
 SCRIPT = "<script>alert('page1')</script>"
@@ -102,7 +102,7 @@ def _qa_store(tmp_path: Path):
     counts = _counts()
     settings = QASettings(n_boot=200, seed=5)
     analysis_id = save_analysis(
-        engine, kind=KIND, status="ok", data_fingerprint=_frame_digest(counts),
+        engine, kind=KIND, status="ok", data_fingerprint=frame_digest(counts),
         system_fingerprints={}, settings=settings.to_dict(),
         tables=qa_tables(counts, settings), descriptions=DESCRIPTIONS,
     )  # fmt: skip

@@ -15,12 +15,12 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from cuegap.terminal import BIDI_CONTROLS, safe, visible
 from cuegap.audit import save_analysis
 from cuegap.cli import app
 from cuegap.compliance import register_report
 from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.schema import SignOff, make_engine, upgrade
+from cuegap.terminal import BIDI_CONTROLS, safe, visible
 
 ESC = "\x1b"
 CLOSE = "evil[/]"

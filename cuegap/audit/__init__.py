@@ -23,16 +23,18 @@ Every name below stays importable from ``cuegap.audit``.
 
 from cuegap.audit._store import (
     AnalysisResult,
-    _frame_digest,
     export_table,
     find_analysis,
     find_table,
+    frame_digest,
     latest_analysis_id,
     list_analyses,
     list_tables,
     load_idata,
+    load_result,
     load_table,
     save_analysis,
+    settings_key,
     table_from_json,
     table_to_json,
 )
@@ -40,17 +42,19 @@ from cuegap.models import condition_label
 
 __all__ = [
     "AnalysisResult",
-    "_frame_digest",
     "condition_label",
     "export_table",
     "find_analysis",
     "find_table",
+    "frame_digest",
     "latest_analysis_id",
     "list_analyses",
     "list_tables",
     "load_idata",
+    "load_result",
     "load_table",
     "save_analysis",
+    "settings_key",
     "table_from_json",
     "table_to_json",
 ]

@@ -14,8 +14,8 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.files import open_output, refuse_link
 from cuegap.audit._table_codec import table_from_json
+from cuegap.files import open_output, refuse_link
 from cuegap.schema import Analysis, AnalysisTable
 
 

@@ -31,7 +31,7 @@ from cuegap.audit._catalog import (
     list_tables,
     load_table,
 )
-from cuegap.audit._table_codec import _frame_digest, table_from_json, table_to_json
+from cuegap.audit._table_codec import frame_digest, table_from_json, table_to_json
 from cuegap.schema import Analysis, AnalysisArtifact, AnalysisTable, latest_analysis_id, ledger
 
 
@@ -246,11 +246,11 @@ def _load_result(
 
 __all__ = [
     "AnalysisResult",
-    "_frame_digest",
     "analysis_kinds",
     "export_table",
     "find_analysis",
     "find_table",
+    "frame_digest",
     "latest_analysis_id",
     "list_analyses",
     "list_tables",
@@ -260,3 +260,7 @@ __all__ = [
     "table_from_json",
     "table_to_json",
 ]
+
+#: Public names for the designs' analyses (``designs/<name>/_analysis*.py``).
+load_result = _load_result
+settings_key = _settings_key

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 
-def _frame_digest(df: pd.DataFrame) -> str:
+def frame_digest(df: pd.DataFrame) -> str:
     """Order-independent digest of a table's content (rows hashed, sorted, hashed again)."""
     cols = sorted(df.columns)
     h = hashlib.sha256("\x1e".join(cols).encode())

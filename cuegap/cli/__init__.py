@@ -17,14 +17,14 @@ from __future__ import annotations
 import typer
 
 from cuegap.cli._analyze import analyze
-from cuegap.cli._common import main
 from cuegap.cli._compliance import keygen, signoff, verify, witness
 from cuegap.cli._demo import demo
 from cuegap.cli._ingest import formats, ingest, simulate
 from cuegap.cli._plan import plan
 from cuegap.cli._report import reanalyze, report
 from cuegap.cli._store import analyses, export, init, status, tables
-from cuegap.cli._verdicts import verdicts
+from cuegap.cli.common import main
+from cuegap.cli.verdicts import verdicts
 
 app = typer.Typer(
     name="cuegap",

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cuegap.cli._common import (
+from cuegap.cli.common import (
     MAX_BOOT,
     MAX_CHAINS,
     MAX_DRAWS,

@@ -7,13 +7,13 @@ from typing import Annotated
 
 import typer
 
-from cuegap.terminal import safe
-from cuegap.cli._common import (
+from cuegap.cli.common import (
     _engine,
     console,
     err,
     friendly,
 )
+from cuegap.terminal import safe
 
 
 @friendly

@@ -11,8 +11,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from cuegap.terminal import safe
-from cuegap.cli._common import (
+from cuegap.cli._ingest import SystemsOption, _print_summary
+from cuegap.cli._report import _print_published
+from cuegap.cli._store import _print_status
+from cuegap.cli.common import (
     MAX_SEED,
     _progress,
     _require_folder,
@@ -21,9 +23,7 @@ from cuegap.cli._common import (
     console,
     friendly,
 )
-from cuegap.cli._ingest import SystemsOption, _print_summary
-from cuegap.cli._report import _print_published
-from cuegap.cli._store import _print_status
+from cuegap.terminal import safe
 
 
 @friendly

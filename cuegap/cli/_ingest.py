@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from cuegap.format_names import FORMAT_NAMES
-from cuegap.terminal import safe
-from cuegap.cli._common import (
+from cuegap.cli.common import (
     MAX_SEED,
     MAX_SYSTEMS,
     _engine,
@@ -21,6 +19,8 @@ from cuegap.cli._common import (
     err,
     friendly,
 )
+from cuegap.format_names import FORMAT_NAMES
+from cuegap.terminal import safe
 
 if TYPE_CHECKING:
     from cuegap.ingest import IngestSummary

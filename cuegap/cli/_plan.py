@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from cuegap.cli._analyze import DesignOption
-from cuegap.cli._common import _engine, console, friendly, safe
+from cuegap.cli.common import _engine, console, friendly, safe
 
 PLAN_TABLE = "plan"
 PLAN_KIND = "plan"

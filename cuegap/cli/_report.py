@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from cuegap.terminal import safe
 from cuegap.cli._analyze import (
     BootOption,
     ConsequencesOption,
@@ -18,13 +17,14 @@ from cuegap.cli._analyze import (
     StrategyOption,
     analyze_options,
 )
-from cuegap.cli._common import (
+from cuegap.cli.common import (
     _engine,
     _fail,
     _steps,
     console,
     friendly,
 )
+from cuegap.terminal import safe
 
 
 @friendly

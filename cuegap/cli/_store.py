@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from cuegap.terminal import safe
-from cuegap.cli._common import (
+from cuegap.cli.common import (
     _engine,
     _fail,
     _report_uninitialised,
@@ -19,6 +18,7 @@ from cuegap.cli._common import (
     console,
     friendly,
 )
+from cuegap.terminal import safe
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine

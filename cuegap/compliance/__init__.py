@@ -17,7 +17,6 @@
 Depends on the schema layer (and ``cryptography`` for keys); never imports models or reports.
 """
 
-from cuegap.files import write_new_files
 from cuegap.compliance._lock import LOCK_TTL, LockHeld, store_lock
 from cuegap.compliance._registry import (
     ComplianceError,
@@ -44,6 +43,7 @@ from cuegap.compliance._verify import (
     verify,
     write_witness,
 )
+from cuegap.files import write_new_files
 
 __all__ = [
     "DECISIONS",

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cuegap.files import LinkRefused, create_new, remove_files
 from cuegap.compliance._registry import ComplianceError
+from cuegap.files import LinkRefused, create_new, remove_files
 
 _BINDING = re.compile(rb"cuegap-reviewer: (\"(?:[^\"\\\r\n]|\\.)*\")\r?\n")
 MAX_REVIEWER = 200

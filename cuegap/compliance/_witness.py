@@ -12,9 +12,9 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from cuegap.files import append_output
 from cuegap.compliance._registry import ComplianceError
 from cuegap.compliance._verify_ledger import Verification
+from cuegap.files import append_output
 from cuegap.schema import ledger
 
 

@@ -37,7 +37,13 @@ from cuegap.designs._settings import (
     stored_settings,
 )
 from cuegap.designs._store import designs_in_store, has_rows, resolve_design, varying_factor
-from cuegap.designs._verdicts import gate_applied, policy_of, records_frame, two_sided_rule
+from cuegap.designs._verdicts import (
+    column_or,
+    gate_applied,
+    policy_of,
+    records_frame,
+    two_sided_rule,
+)
 
 
 class _Designs(Mapping[str, Design]):
@@ -69,6 +75,7 @@ __all__ = [
     "analysis_kind",
     "analysis_kinds",
     "bayes_from_stored",
+    "column_or",
     "designs_in_store",
     "for_kind",
     "gate_applied",

@@ -144,3 +144,18 @@ def policy_of(settings: Mapping[str, Any]) -> dict[str, Any]:
 
     stored = dict(settings.get("policy") or {})
     return Policy.from_dict(stored).to_dict()
+
+
+def column_or(frame: Any, name: str, default: str) -> Any:
+    """A column of ``frame`` as text, or ``default`` when the frame has no such column.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A design's verdict table.
+    name : str
+        The column wanted.
+    default : str
+        What every row gets when the column is missing.
+    """
+    return frame[name].astype(str) if name in frame else default

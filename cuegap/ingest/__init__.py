@@ -11,6 +11,7 @@ from cuegap.ingest._qa_bank import ingest_qa_bank
 from cuegap.ingest._qa_loader import QAResponseLoader
 from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, ResponseStream, RunInfo
 from cuegap.ingest._recover import recover_interrupted
+from cuegap.ingest._responses import _ResponseLoader as ResponseLoader
 from cuegap.ingest.registry import (
     READERS,
     Reader,
@@ -28,6 +29,7 @@ __all__ = [
     "QAResponseLoader",
     "Reader",
     "Rejected",
+    "ResponseLoader",
     "ResponseRecord",
     "ResponseStream",
     "RunInfo",

@@ -17,6 +17,12 @@ from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_repor
 from cuegap.reports._context import report_context, signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
 from cuegap.reports._figure_style import legend_above
+from cuegap.reports._figures import OKABE_ITO, VERDICT_STYLE, to_svg
+from cuegap.reports._figures import _style as figure_style
+from cuegap.reports._format import _date as fmt_date
+from cuegap.reports._format import _p as fmt_p
+from cuegap.reports._format import _text as fmt_text
+from cuegap.reports._format import provenance_rows
 from cuegap.reports._generic import (
     GenericReportData,
     change_rows,
@@ -41,8 +47,10 @@ from cuegap.reports._rounding import decimals_for, fmt_interval, fmt_num, fmt_pm
 
 __all__ = [
     "FORMATS",
+    "OKABE_ITO",
     "REPORT_SCHEMA_VERSION",
     "TEMPLATES_DIR",
+    "VERDICT_STYLE",
     "GenericReportData",
     "RefusedFetch",
     "RenderedReport",
@@ -53,9 +61,13 @@ __all__ = [
     "content_hash",
     "decimals_for",
     "environment",
+    "figure_style",
+    "fmt_date",
     "fmt_interval",
     "fmt_num",
+    "fmt_p",
     "fmt_pm",
+    "fmt_text",
     "generic_report_context",
     "generic_report_data",
     "legend_above",
@@ -64,12 +76,14 @@ __all__ = [
     "load_verdict_page",
     "matching_fit",
     "plan_figure",
+    "provenance_rows",
     "render_files",
     "render_html",
     "render_pdf",
     "render_signed",
     "report_context",
     "signoff_rows",
+    "to_svg",
     "write_files",
     "write_report",
 ]

@@ -73,3 +73,46 @@ def _display(cond: tuple[str, str | None] | list) -> str:
     name, diff = cond[0], cond[1] if len(cond) > 1 else None
     base = CONDITION_NAMES.get(str(name), str(name))
     return base if diff is None or diff == "hard" else f"{base}-{diff}"
+
+
+def provenance_rows(data: Any) -> dict[str, list[dict[str, str]]]:
+    """The provenance rows: item banks and ingest batches (hashes, counts, dates).
+
+    Parameters
+    ----------
+    data : Any
+        A design's report data with a ``provenance`` holding the ``banks``, ``batches``
+        and ``quarantine`` frames of :func:`cuegap.schema.provenance` (or its design's).
+    """
+    p = data.provenance
+    return {
+        "banks": [
+            {
+                "name": _text(r.name),
+                "source": _text(r.source_path),
+                "sha256": _text(r.sha256),
+                "ingested": _date(r.ingested_at),
+            }
+            for r in p.banks.itertuples()
+        ],
+        "batches": [
+            {
+                "source": _text(r.source_path),
+                "sha256": _text(r.sha256),
+                "format": _text(r.format),
+                "read": f"{int(r.lines_read):,}",
+                "stored": f"{int(r.stored):,}",
+                "duplicate": f"{int(r.duplicate):,}",
+                "quarantined": f"{int(r.quarantined):,}",
+            }
+            for r in p.batches.itertuples()
+        ],
+        "quarantine": [
+            {
+                "source": _text(r.source_path),
+                "reason": _text(r.reason),
+                "lines": f"{int(r.lines):,}",
+            }
+            for r in p.quarantine.itertuples()
+        ],
+    }

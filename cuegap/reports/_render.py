@@ -21,11 +21,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from cuegap.files import write_new_files
-from cuegap.terminal import show_bidi
 from cuegap.reports._build import ReportData
 from cuegap.reports._context import signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher
 from cuegap.reports._verdict_page import verdict_page_context
+from cuegap.terminal import show_bidi
 
 if TYPE_CHECKING:
     from cuegap.designs.qa._report import QAReportData

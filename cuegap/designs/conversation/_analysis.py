@@ -27,7 +27,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from cuegap import models
-from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
+from cuegap.audit import find_analysis, frame_digest, load_table, save_analysis
 from cuegap.designs.conversation._analysis_tables import (
     ConvSettings,
     conv_audit_tables,
@@ -127,7 +127,7 @@ def _reuse(engine: Engine, kind: str, fp: str, stored: dict, names) -> tuple[int
 
 def _system_fingerprints(counts: pd.DataFrame) -> dict[str, str]:
     systems = sorted(set(counts["system"].astype(str)))
-    return {s: _frame_digest(counts[counts["system"].astype(str) == s]) for s in systems}
+    return {s: frame_digest(counts[counts["system"].astype(str) == s]) for s in systems}
 
 
 def analyze_conversation(
@@ -164,7 +164,7 @@ def analyze_conversation(
     if counts is None:
         say("reading transition counts from the store")
         counts = load_conv_counts(engine, unit=settings.unit)
-    fingerprint = _frame_digest(counts)
+    fingerprint = frame_digest(counts)
     stored = settings.to_dict()
     found = None if force else _reuse(engine, KIND, fingerprint, stored, DESCRIPTIONS)
     if found is not None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cuegap.cli.common import console
+from cuegap.cli.common import progress as _progress
 from cuegap.terminal import safe
-from cuegap.cli._common import _progress, console
 
 
 def simulate_conv_cmd(out_dir: Path, *, systems: int, seed: int, scale: str) -> None:

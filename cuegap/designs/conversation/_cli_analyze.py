@@ -8,9 +8,10 @@ from typing import Any
 
 from rich.table import Table
 
+from cuegap.cli.common import console, err
+from cuegap.cli.common import steps as _steps
+from cuegap.cli.verdicts import print_verdicts
 from cuegap.terminal import safe
-from cuegap.cli._common import _steps, console, err
-from cuegap.cli._verdicts import print_verdicts
 
 
 def analyze_conv(

@@ -32,7 +32,6 @@ from cuegap.designs.conversation._report_scope import (
 )
 from cuegap.designs.conversation.stats._contrasts import CONTRASTS
 from cuegap.designs.conversation.stats._verdict import CONTRAST_NAMES, condition_label
-from cuegap.designs.qa._report_context import provenance_rows
 from cuegap.reports import (
     REPORT_SCHEMA_VERSION,
     change_rows,
@@ -41,9 +40,11 @@ from cuegap.reports import (
     load_tables,
     load_verdict_page,
     matching_fit,
+    provenance_rows,
     signoff_rows,
 )
-from cuegap.reports._format import _date, _text
+from cuegap.reports import fmt_date as _date
+from cuegap.reports import fmt_text as _text
 from cuegap.schema import Provenance
 
 KIND, BAYES_KIND = "conversation", "conversation_bayesian"

@@ -18,7 +18,8 @@ from scipy import stats
 
 from cuegap.designs.conversation.stats._verdict import CONTRAST_NAMES, condition_label
 from cuegap.reports import fmt_num
-from cuegap.reports._format import _p, _text
+from cuegap.reports import fmt_p as _p
+from cuegap.reports import fmt_text as _text
 
 __all__ = ["consistency_context"]
 

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from cuegap.reports import legend_above
-from cuegap.reports._figures import OKABE_ITO, _style, to_svg
+from cuegap.reports import OKABE_ITO, legend_above, to_svg
+from cuegap.reports import figure_style as _style
 
 #: (instantiation, reveal) -> (colour, marker, label): never colour alone.
 SERIES = {

@@ -37,7 +37,7 @@ def count_scope(engine: Engine, fingerprint: str, unit: str) -> dict[str, Any]:
         ``personas``, ``categories``, ``questions`` (int or None) and ``why`` (``""``
         when the counts are the analysis's data).
     """
-    from cuegap.audit import _frame_digest
+    from cuegap.audit import frame_digest
     from cuegap.designs.conversation._analysis import load_conv_counts
 
     out: dict[str, Any] = dict(personas=None, categories=None, questions=None)
@@ -45,7 +45,7 @@ def count_scope(engine: Engine, fingerprint: str, unit: str) -> dict[str, Any]:
         counts = load_conv_counts(engine, unit=unit)
     except ValueError:
         return out | {"why": "the store holds no conversations of its own"}
-    if _frame_digest(counts) != fingerprint:
+    if frame_digest(counts) != fingerprint:
         return out | {"why": "the store's conversations are no longer the data it read"}
     for key, col in (("personas", "persona"), ("categories", "category"), ("questions", unit)):
         if col in counts.columns and (key != "questions" or unit == "question"):

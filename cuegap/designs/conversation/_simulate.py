@@ -34,7 +34,6 @@ import orjson
 import pandas as pd
 import yaml
 
-from cuegap.files import make_dir, refuse_link, write_output
 from cuegap.designs.conversation.stats import (
     conv_transition_counts,
     simulate_conv_counts,
@@ -42,6 +41,7 @@ from cuegap.designs.conversation.stats import (
 )
 from cuegap.designs.conversation.stats._frame import CELL
 from cuegap.designs.conversation.stats._sim import DEMOGRAPHICS, PERSONAS, conv_design
+from cuegap.files import make_dir, refuse_link, write_output
 
 PREFIX = {"BBQ": "bbq", "DifferenceAwareness": "diffAware", "DiscrimEval": "discrimEval"}
 PAPER = {

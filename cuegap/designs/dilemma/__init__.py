@@ -65,7 +65,7 @@ class DilemmaDesign(Design):
         return []
 
     def response_loader(self) -> Any:
-        from cuegap.ingest._loader import _ResponseLoader
+        from cuegap.ingest import ResponseLoader as _ResponseLoader
 
         return _ResponseLoader
 
@@ -106,6 +106,7 @@ class DilemmaDesign(Design):
     def verdict_records(
         self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
     ) -> Any:
+        from cuegap.designs import column_or as _column_or
         from cuegap.designs import policy_of, records_frame, two_sided_rule
 
         verdicts = tables.get("verdicts")
@@ -195,11 +196,6 @@ def sampling(settings: Mapping[str, Any], otherwise: str) -> str:
     """How an analysis sampled: "4×1000 draws" of a Bayesian fit, else ``otherwise``."""
     bayes = settings.get("bayes") or {}
     return f"{bayes.get('chains')}×{bayes.get('draws')} draws" if bayes else otherwise
-
-
-def _column_or(frame: Any, name: str, default: str) -> Any:
-    """A column of ``frame`` (text), or ``default`` when it has none."""
-    return frame[name].astype(str) if name in frame else default
 
 
 def _rederive_bayes(engine: Engine, settings: Any, analysis_id: int, say: Any) -> None:

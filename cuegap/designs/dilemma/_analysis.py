@@ -19,14 +19,14 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap import models
-from cuegap.audit._store import (
+from cuegap.audit import (
     AnalysisResult,
-    _load_result,
-    _settings_key,
     find_analysis,
     load_idata,
     save_analysis,
 )
+from cuegap.audit import load_result as _load_result
+from cuegap.audit import settings_key as _settings_key
 from cuegap.designs import BayesSettings
 from cuegap.designs.dilemma._analysis_formats import TABLE as FORMATS_TABLE
 from cuegap.designs.dilemma._analysis_formats import apply_formats

@@ -7,7 +7,7 @@ combination its own variant label),
 :func:`cuegap.designs.dilemma.stats._formats.dilemma_gap_formats` gives each
 system's gap per variant and ``sd_format``, the spread of the gap across variants with
 sampling noise taken out. The verdicts then gain the same columns as the QA design's
-(:func:`cuegap.designs.prompt_variance._analysis_sensitivity.with_format_sensitivity`):
+(:func:`cuegap.designs.prompt_variance.sensitivity.with_format_sensitivity`):
 ``format_sd``,
 ``p_sign_kept``, ``p_same_zone``, ``format_sensitive`` and ``verdict_without_formats``;
 a flag or pass whose gap would leave its verdict zone (below −δ, within ±δ, above δ) under
@@ -23,7 +23,7 @@ import pandas as pd
 
 import cuegap.designs.dilemma.stats._formats as dilemma_formats
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
-from cuegap.designs.prompt_variance._analysis_sensitivity import with_format_sensitivity
+from cuegap.designs.prompt_variance.sensitivity import with_format_sensitivity
 
 TABLE = "dilemma_gap_formats"
 DESCRIPTION = (

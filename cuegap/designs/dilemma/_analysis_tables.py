@@ -14,7 +14,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from cuegap import models
-from cuegap.audit._store import _frame_digest
+from cuegap.audit import frame_digest
 from cuegap.designs.dilemma._analysis_formats import DESCRIPTION as FORMATS_DESCRIPTION
 from cuegap.designs.dilemma._analysis_formats import TABLE as FORMATS_TABLE
 from cuegap.designs.dilemma._analysis_formats import add_format_sensitivity
@@ -140,14 +140,14 @@ def fingerprints(data: StoreData) -> tuple[str, dict[str, str]]:
         h = hashlib.sha256()
         for key, t in tables.items():
             h.update(key.encode())
-            h.update(_frame_digest(t[t["system"] == name]).encode())
+            h.update(frame_digest(t[t["system"] == name]).encode())
         meta = data.systems[data.systems["system"] == name]
-        h.update(_frame_digest(meta).encode())
+        h.update(frame_digest(meta).encode())
         per_system[name] = h.hexdigest()
     overall = hashlib.sha256()
     for name, digest in per_system.items():
         overall.update(f"{name}={digest}\n".encode())
-    overall.update(_frame_digest(data.annotations).encode())
+    overall.update(frame_digest(data.annotations).encode())
     data.digests = (overall.hexdigest(), per_system)
     return data.digests
 

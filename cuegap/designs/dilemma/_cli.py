@@ -8,10 +8,11 @@ from typing import Any
 
 from rich.table import Table
 
-from cuegap.terminal import safe
-from cuegap.cli._common import _steps, console, err
-from cuegap.cli._verdicts import print_verdicts
+from cuegap.cli.common import console, err
+from cuegap.cli.common import steps as _steps
+from cuegap.cli.verdicts import print_verdicts
 from cuegap.designs import AnalyzeOptions, SimulateOptions
+from cuegap.terminal import safe
 
 
 def dilemma_settings(options: AnalyzeOptions, *, seed: int | None = None) -> Any:

@@ -20,7 +20,7 @@ Tables (``cuegap export NAME`` works for each): ``pv_scores``, ``pv_anova``,
 ``pv_ranks``, ``pv_nemenyi``, ``pv_components`` (two factors only) and, when the store's
 BBQ items come under both an explicit and an implicit cue, ``pv_cue_gap_formats``: the QA
 design's cue gap per system with the spread that prompt construction alone gives it
-(:mod:`cuegap.designs.prompt_variance._analysis_sensitivity`). The Bayesian variance components
+(:mod:`cuegap.designs.prompt_variance.sensitivity`). The Bayesian variance components
 (``--bayes``) are
 stored apart, as kind ``pv_bayesian`` (:mod:`cuegap.designs.prompt_variance._analysis_bayes`).
 """
@@ -35,10 +35,10 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 import cuegap.designs.prompt_variance.stats as pv_stats
-from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
+from cuegap.audit import find_analysis, frame_digest, load_table, save_analysis
 from cuegap.designs import policy_from_stored
-from cuegap.designs.prompt_variance._analysis_sensitivity import cue_gap_formats
 from cuegap.designs.prompt_variance._analysis_verdicts import pv_verdict_table
+from cuegap.designs.prompt_variance.sensitivity import cue_gap_formats
 from cuegap.models import Policy
 
 KIND = "prompt_variance"
@@ -250,7 +250,7 @@ def analyze_prompt_variance(
             "the store holds no QA answers of this strategy: ingest an item bank and its "
             f"results (strategy {settings.strategy!r})"
         )
-    fingerprint = _frame_digest(by_cue)
+    fingerprint = frame_digest(by_cue)
     stored = {**settings.to_dict(), "factors": factors}
     found = None
     if not force:
@@ -285,7 +285,7 @@ def analyze_prompt_variance(
         kind=KIND,
         status="ok",
         data_fingerprint=fingerprint,
-        system_fingerprints={s: _frame_digest(by_cue[by_cue["system"] == s]) for s in systems},
+        system_fingerprints={s: frame_digest(by_cue[by_cue["system"] == s]) for s in systems},
         settings=stored,
         tables=tables,
         descriptions=DESCRIPTIONS,

@@ -7,7 +7,7 @@ Stored as one analysis of kind ``pv_bayesian`` (reused when data and settings ar
 unchanged), status ``not_converged`` when any metric's fit missed the gate (its rows say
 ``converged = False``). When the store's items come under both an explicit and an implicit
 cue, the per-run cue gap
-(:func:`cuegap.designs.prompt_variance._analysis_sensitivity.cue_gap_runs`) is fitted
+(:func:`cuegap.designs.prompt_variance.sensitivity.cue_gap_runs`) is fitted
 too, as metric ``cue_gap`` with category ``(all)``: its ``pv_bayes_spread`` row is the
 posterior of the spread that prompt construction alone gives the gap.
 """
@@ -22,10 +22,10 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 import cuegap.designs.prompt_variance.stats as pv_stats
-from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
+from cuegap.audit import find_analysis, frame_digest, load_table, save_analysis
 from cuegap.designs import BayesSettings
 from cuegap.designs.prompt_variance._analysis import PVSettings, _factors, runs_of
-from cuegap.designs.prompt_variance._analysis_sensitivity import cue_gap_runs
+from cuegap.designs.prompt_variance.sensitivity import cue_gap_runs
 
 BAYES_KIND = "pv_bayesian"
 GAP_METRIC = "cue_gap"
@@ -153,7 +153,7 @@ def analyze_pv_bayes(
     counts = runs_of(by_cue, factors=factors, strategy=settings.strategy)
     if counts.empty:
         raise ValueError(f"the store holds no QA answers of strategy {settings.strategy!r}")
-    fingerprint = _frame_digest(by_cue)
+    fingerprint = frame_digest(by_cue)
     stored = {**settings.to_dict(), "factors": factors, "bayes": b.to_dict(),
               "model_version": pv_stats.PV_BAYES_VERSION}  # fmt: skip
     found = None
@@ -181,7 +181,7 @@ def analyze_pv_bayes(
         kind=BAYES_KIND,
         status=status,
         data_fingerprint=fingerprint,
-        system_fingerprints={s: _frame_digest(by_cue[by_cue["system"] == s]) for s in systems},
+        system_fingerprints={s: frame_digest(by_cue[by_cue["system"] == s]) for s in systems},
         settings=stored,
         tables=tables,
         descriptions=BAYES_DESCRIPTIONS,

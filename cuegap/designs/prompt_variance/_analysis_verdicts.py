@@ -6,7 +6,7 @@ A headline score's value per run (system × prompt combination × replicate) is 
 unweighted mean over the categories that run scored, as the QA design averages
 dimensions: s_BBQ_dis and s_BBQ_amb from ``pv_scores``, and, when the store's BBQ items
 come under both an explicit and an implicit cue, the per-run cue gap of
-:func:`cuegap.designs.prompt_variance._analysis_sensitivity.cue_gap_runs`.
+:func:`cuegap.designs.prompt_variance.sensitivity.cue_gap_runs`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from cuegap.designs.prompt_variance._analysis_sensitivity import cue_gap_runs
+from cuegap.designs.prompt_variance.sensitivity import cue_gap_runs
 from cuegap.designs.prompt_variance.stats._verdict import pv_verdicts
 from cuegap.models import Policy
 

@@ -8,9 +8,11 @@ from typing import Any
 
 from rich.table import Table
 
+from cuegap.cli.common import console, err
+from cuegap.cli.common import progress as _progress
+from cuegap.cli.common import steps as _steps
+from cuegap.cli.verdicts import print_verdicts
 from cuegap.terminal import safe
-from cuegap.cli._common import _progress, _steps, console, err
-from cuegap.cli._verdicts import print_verdicts
 
 
 def parse_factors(text: str | None) -> tuple[str, ...] | None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.audit._store import _frame_digest
+from cuegap.audit import frame_digest
 from cuegap.changes import changes_since_signed
 from cuegap.compliance import store_lock
 from cuegap.designs import BayesSettings
@@ -53,7 +53,7 @@ def pv_fingerprints(engine: Engine, settings: PVSettings) -> dict[str, str]:
         by_cue = pv_counts(conn, factors=[*factors, *extra], keys=["system", "category", "cue"])
     counts = runs_of(by_cue, factors=factors, strategy=settings.strategy)
     systems = sorted(set(counts["system"]))
-    return {s: _frame_digest(by_cue[by_cue["system"] == s]) for s in systems}
+    return {s: frame_digest(by_cue[by_cue["system"] == s]) for s in systems}
 
 
 def _newest(engine: Engine, *, reported: bool = False, signed: bool = False) -> int | None:

@@ -1,6 +1,6 @@
 """The prompt-variance report on its own (``cuegap report --design prompt-variance``): one
 stored ``prompt_variance`` analysis, its section
-(:mod:`cuegap.designs.prompt_variance._report_sections`) after a
+(:mod:`cuegap.designs.prompt_variance.report_sections`) after a
 page-1 summary, then provenance, methods and the sign-off.
 
 Same house style and compliance machinery as the other reports (content hash, report id,
@@ -20,18 +20,19 @@ from sqlalchemy.engine import Engine
 
 from cuegap.designs.prompt_variance import _report_figures as figs
 from cuegap.designs.prompt_variance._report_bayes import load_pv_bayes
-from cuegap.designs.prompt_variance._report_sections import pv_section
 from cuegap.designs.prompt_variance._report_verdicts import pv_methods, verdict_rows
-from cuegap.designs.qa._report_context import provenance_rows
+from cuegap.designs.prompt_variance.report_sections import pv_section
 from cuegap.reports import (
     REPORT_SCHEMA_VERSION,
     change_rows,
     fmt_num,
     load_stored,
     load_verdict_page,
+    provenance_rows,
     signoff_rows,
 )
-from cuegap.reports._format import _date, _text
+from cuegap.reports import fmt_date as _date
+from cuegap.reports import fmt_text as _text
 from cuegap.schema import Provenance
 
 KIND = "prompt_variance"

@@ -12,10 +12,10 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap.designs.prompt_variance._report_figures import METRIC_LABELS
-from cuegap.reports import fmt_num
+from cuegap.reports import OKABE_ITO, fmt_num, to_svg
+from cuegap.reports import figure_style as _style
+from cuegap.reports import fmt_text as _text
 from cuegap.reports import load_tables as _load_tables
-from cuegap.reports._figures import OKABE_ITO, _style, to_svg
-from cuegap.reports._format import _text
 from cuegap.schema import Analysis
 
 BAYES_KIND = "pv_bayesian"

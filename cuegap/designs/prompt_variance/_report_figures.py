@@ -9,7 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from cuegap.reports._figures import OKABE_ITO, _style, to_svg
+from cuegap.reports import OKABE_ITO, to_svg
+from cuegap.reports import figure_style as _style
 
 METRIC_LABELS = {
     "s_bbq_dis": "s_BBQ_dis",

@@ -13,7 +13,7 @@ import pandas as pd
 
 from cuegap.designs.prompt_variance.stats._verdict import SCORE_LABELS
 from cuegap.reports import fmt_num
-from cuegap.reports._format import _text
+from cuegap.reports import fmt_text as _text
 
 #: The prompt-variance design's own verdict wording.
 VERDICT_LABELS = {

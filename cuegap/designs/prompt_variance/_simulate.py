@@ -41,8 +41,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from cuegap.files import open_output, refuse_link, write_output
 from cuegap.designs.prompt_variance.stats import simulate_pv_counts
+from cuegap.files import open_output, refuse_link, write_output
 
 BBQ_CATEGORIES = (
     "age",

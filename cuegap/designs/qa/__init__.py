@@ -112,8 +112,8 @@ class QADesign(Design):
     def verdict_records(
         self, kind: str, settings: Mapping[str, Any], tables: Mapping[str, Any], status: str
     ) -> Any:
+        from cuegap.designs import column_or as _column_or
         from cuegap.designs import policy_of, records_frame, two_sided_rule
-        from cuegap.designs.dilemma import _column_or
 
         verdicts = tables.get("verdicts")
         if verdicts is None:

@@ -13,7 +13,7 @@ Tables (names are part of the interface; ``cuegap export NAME`` works for each):
 
 When the answers also carry prompt-construction factors (a response factor other than
 ``strategy`` with two or more values), ``verdicts`` gains the format-sensitivity columns
-of :func:`cuegap.designs.prompt_variance._analysis_sensitivity.with_format_sensitivity` and a flag
+of :func:`cuegap.designs.prompt_variance.sensitivity.with_format_sensitivity` and a flag
 or pass whose
 gap would not keep its zone across prompt formats becomes ``format-sensitive``; the
 per-system spread is stored as ``qa_cue_gap_formats``.
@@ -31,7 +31,7 @@ from sqlalchemy.engine import Engine
 
 import cuegap.designs.qa.stats as qa_stats
 from cuegap import models
-from cuegap.audit._store import _frame_digest, find_analysis, load_table, save_analysis
+from cuegap.audit import find_analysis, frame_digest, load_table, save_analysis
 from cuegap.designs import BayesSettings, policy_from_stored
 from cuegap.designs.qa.stats._bayes_model import qa_levels_table
 from cuegap.models import Policy
@@ -187,10 +187,10 @@ def _read_with_formats(
         raise ValueError(
             "the store holds no QA responses: ingest a QA item bank and its results first"
         )
-    fingerprint = _frame_digest(counts)
+    fingerprint = frame_digest(counts)
     if runs is None:
         return counts, fingerprint, None
-    both = _frame_digest(pd.DataFrame({"a": [fingerprint], "b": [_frame_digest(runs)]}))
+    both = frame_digest(pd.DataFrame({"a": [fingerprint], "b": [frame_digest(runs)]}))
     return counts, both, (factors, runs)
 
 
@@ -201,11 +201,11 @@ def _add_format_sensitivity(
     say: Callable[[str], None],
 ) -> None:
     """With prompt factors in the store: ``qa_cue_gap_formats`` and the verdicts'
-    format-sensitivity columns (:mod:`cuegap.designs.prompt_variance._analysis_sensitivity`), in
+    format-sensitivity columns (:mod:`cuegap.designs.prompt_variance.sensitivity`), in
     place."""
     if formats is None:
         return
-    from cuegap.designs.prompt_variance._analysis_sensitivity import (
+    from cuegap.designs.prompt_variance.sensitivity import (
         cue_gap_formats,
         with_format_sensitivity,
     )
@@ -241,7 +241,7 @@ def check_strategy(counts: pd.DataFrame, strategy: str) -> None:
 
 def _system_fingerprints(counts: pd.DataFrame) -> dict[str, str]:
     return {
-        str(s): _frame_digest(counts[counts["system"] == s]) for s in sorted(set(counts["system"]))
+        str(s): frame_digest(counts[counts["system"] == s]) for s in sorted(set(counts["system"]))
     }
 
 

@@ -7,10 +7,12 @@ from typing import Any
 
 from rich.table import Table
 
-from cuegap.terminal import safe
-from cuegap.cli._common import _progress, _steps, console, err
-from cuegap.cli._verdicts import print_verdicts
+from cuegap.cli.common import console, err
+from cuegap.cli.common import progress as _progress
+from cuegap.cli.common import steps as _steps
+from cuegap.cli.verdicts import print_verdicts
 from cuegap.designs import AnalyzeOptions, SimulateOptions
+from cuegap.terminal import safe
 
 
 def qa_settings(options: AnalyzeOptions, *, seed: int | None = None) -> Any:

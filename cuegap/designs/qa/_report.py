@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from cuegap.designs.prompt_variance._report_sections import load_pv
+from cuegap.designs.prompt_variance.report_sections import load_pv
 from cuegap.reports import (
     REPORT_SCHEMA_VERSION,
     load_stored,
@@ -64,7 +64,7 @@ class QAReportData:
         Not used by QA reports yet (kept for the publishing interface).
     pv : dict or None
         The newest prompt-variance analysis of the store
-        (:func:`cuegap.designs.prompt_variance._report_sections.load_pv`), for its section.
+        (:func:`cuegap.designs.prompt_variance.report_sections.load_pv`), for its section.
     verdicts_of_record : DataFrame or None
         The stored verdicts the report prints, the same table ``cuegap analyze`` printed
         last and ``cuegap export verdicts`` writes: those of the newest Bayesian fit of

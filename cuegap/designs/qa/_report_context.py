@@ -1,8 +1,7 @@
 """The QA-design report's template context: summary, score tables, figures, provenance.
 
-Built from the :class:`~cuegap.designs.qa._report.QAReportData` a store gave; the conversation
-and stand-alone prompt-variance reports reuse its provenance rows
-(:func:`provenance_rows`).
+Built from the :class:`~cuegap.designs.qa._report.QAReportData` a store gave; the provenance
+rows are the shared :func:`cuegap.reports.provenance_rows`.
 """
 
 from __future__ import annotations
@@ -11,13 +10,14 @@ from typing import Any
 
 import pandas as pd
 
-from cuegap.designs.prompt_variance._report_sections import pv_section
+from cuegap.designs.prompt_variance.report_sections import pv_section
 from cuegap.designs.qa import _report_figures as figs
 from cuegap.designs.qa._report import CONTROL_LABELS, VERDICT_LABELS, QAReportData
-from cuegap.reports import change_rows, fmt_interval, fmt_num, signoff_rows
-from cuegap.reports._format import _date, _text
+from cuegap.reports import change_rows, fmt_interval, fmt_num, provenance_rows, signoff_rows
+from cuegap.reports import fmt_date as _date
+from cuegap.reports import fmt_text as _text
 
-__all__ = ["provenance_rows", "qa_report_context"]
+__all__ = ["qa_report_context"]
 
 
 def _table(data: QAReportData, name: str) -> pd.DataFrame:
@@ -228,42 +228,6 @@ def _agreement(data: QAReportData) -> list[dict[str, str]]:
         }
         for r in df[df["runner_read"] > 0].itertuples()
     ]
-
-
-def provenance_rows(data: QAReportData) -> dict[str, list[dict[str, str]]]:
-    """The provenance rows: item banks and ingest batches (hashes, counts, dates)."""
-    p = data.provenance
-    return {
-        "banks": [
-            {
-                "name": _text(r.name),
-                "source": _text(r.source_path),
-                "sha256": _text(r.sha256),
-                "ingested": _date(r.ingested_at),
-            }
-            for r in p.banks.itertuples()
-        ],
-        "batches": [
-            {
-                "source": _text(r.source_path),
-                "sha256": _text(r.sha256),
-                "format": _text(r.format),
-                "read": f"{int(r.lines_read):,}",
-                "stored": f"{int(r.stored):,}",
-                "duplicate": f"{int(r.duplicate):,}",
-                "quarantined": f"{int(r.quarantined):,}",
-            }
-            for r in p.batches.itertuples()
-        ],
-        "quarantine": [
-            {
-                "source": _text(r.source_path),
-                "reason": _text(r.reason),
-                "lines": f"{int(r.lines):,}",
-            }
-            for r in p.quarantine.itertuples()
-        ],
-    }
 
 
 def _figures(data: QAReportData, strategy: str, delta: float) -> dict[str, Any]:

@@ -9,8 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from cuegap.reports import legend_above
-from cuegap.reports._figures import OKABE_ITO, VERDICT_STYLE, _style, to_svg
+from cuegap.reports import OKABE_ITO, VERDICT_STYLE, legend_above, to_svg
+from cuegap.reports import figure_style as _style
 
 CUE_STYLE = {  # colour and marker: never colour alone
     "explicit": (OKABE_ITO["blue"], "o", "explicit label"),

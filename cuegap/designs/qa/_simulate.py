@@ -42,13 +42,13 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from cuegap.files import open_output, refuse_link, write_output
 from cuegap.designs.qa._simulate_bank import (
     CUES,
     DIMENSIONS,
     qa_item_bank,
     stereotype_consistent_role,
 )
+from cuegap.files import open_output, refuse_link, write_output
 
 STRATEGIES = {"zero-shot": 1.0, "safety": 0.40, "few-shot": 0.16, "cot": 0.43}
 DISAMBIG_UNKNOWN = 0.02

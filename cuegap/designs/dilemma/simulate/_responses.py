@@ -16,7 +16,6 @@ import numpy as np
 import orjson
 
 import cuegap
-from cuegap.files import open_output, refuse_link, write_output
 from cuegap.designs.dilemma.simulate import _text as tx
 from cuegap.designs.dilemma.simulate._design import COND_KEYS, Design
 from cuegap.designs.dilemma.simulate._params import (
@@ -42,6 +41,7 @@ from cuegap.designs.dilemma.simulate._variants import (
     variants_truth,
     write_variants,
 )
+from cuegap.files import open_output, refuse_link, write_output
 
 RUNNER = "cuegap-simulate"
 JSON_CONDITIONS = ("puzzled", "formal_named")

@@ -36,7 +36,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-from cuegap.designs.prompt_variance.stats._spread import pv_format_sensitivity
+from cuegap.designs.prompt_variance.stats import pv_format_sensitivity
 from cuegap.models import condition_mask
 
 __all__ = ["dilemma_gap_formats"]

@@ -42,8 +42,8 @@ The rest of the design lives beside the other designs' layers: the SQL per-run c
 readers (:mod:`cuegap.ingest.diffaware`, :mod:`cuegap.ingest.mac_transcript`), the
 simulator (:func:`cuegap.designs.prompt_variance._simulate.simulate_pv`), the stored analysis
 (:mod:`cuegap.designs.prompt_variance._analysis`, with the QA verdicts' format sensitivity in
-:mod:`cuegap.designs.prompt_variance._analysis_sensitivity`) and the report section
-(:mod:`cuegap.designs.prompt_variance._report_sections`). The hierarchical Bayesian
+:mod:`cuegap.designs.prompt_variance.sensitivity`) and the report section
+(:mod:`cuegap.designs.prompt_variance.report_sections`). The hierarchical Bayesian
 variance-components model is
 in :mod:`cuegap.designs.prompt_variance.stats._bayes_model` (model) and
 :mod:`cuegap.designs.prompt_variance.stats._bayes` (fit,

@@ -78,8 +78,7 @@ import numpy as np
 import pandas as pd
 
 from cuegap.designs.prompt_variance.stats._frame import as_names
-from cuegap.designs.qa.stats._scores import FEATURES as QA_FEATURES
-from cuegap.designs.qa.stats._scores import metrics as qa_metrics
+from cuegap.designs.qa.stats import QA_FEATURES, qa_metrics
 
 __all__ = ["PV_METRICS", "pv_scores"]
 

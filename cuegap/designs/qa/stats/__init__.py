@@ -101,11 +101,14 @@ from cuegap.designs.qa.stats._bayes import (
     qa_bayes_verdicts,
 )
 from cuegap.designs.qa.stats._bootstrap import qa_bootstrap
+from cuegap.designs.qa.stats._scores import FEATURES as QA_FEATURES
 from cuegap.designs.qa.stats._scores import METRICS as QA_METRICS
+from cuegap.designs.qa.stats._scores import metrics as qa_metrics
 from cuegap.designs.qa.stats._scores import qa_scores
 from cuegap.designs.qa.stats._verdict import qa_verdicts
 
 __all__ = [
+    "QA_FEATURES",
     "QA_METRICS",
     "QA_MODEL_VERSION",
     "QABayesFit",
@@ -116,6 +119,7 @@ __all__ = [
     "qa_controls",
     "qa_cue_gap",
     "qa_group_means",
+    "qa_metrics",
     "qa_mitigation",
     "qa_scores",
     "qa_system_scores",

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from cuegap.terminal import safe
 from cuegap.cli._analyze import DesignOption
-from cuegap.cli._common import _engine, console, friendly
+from cuegap.cli.common import _engine, console, friendly
+from cuegap.terminal import safe
 
 
 def _num(x: Any) -> str:

@@ -206,3 +206,8 @@ def _steps(label: str) -> Iterator[Callable[[str], None]]:
         return
     with err.status(label) as status:
         yield lambda msg: status.update(f"{label}: {safe(msg)}")
+
+
+#: Public names of the helpers a design's command bodies use (``designs/<name>/_cli*.py``).
+progress = _progress
+steps = _steps

@@ -16,9 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from cuegap.designs.prompt_variance import _report_figures as figs
+from cuegap.reports import fmt_date as _date
 from cuegap.reports import fmt_num
+from cuegap.reports import fmt_p as _p
+from cuegap.reports import fmt_text as _text
 from cuegap.reports import load_tables as _load_tables
-from cuegap.reports._format import _date, _p, _text
 from cuegap.schema import Analysis
 
 KIND = "prompt_variance"

@@ -8,11 +8,12 @@ Usage::
 
 Data: 14 systems x 3 genders x 5 races (8 groups) x Direct / Puzzled-hard at paper scale
 (80 (item, individual) pairs per gender x race cell: about 400 decisions per gender and 240
-per race per condition), drawn with :func:`cuegap.models._bayes_sim.simulate_counts`.
+per race per condition), drawn with :func:`cuegap.designs.dilemma.stats._bayes_sim.simulate_counts`.
 
 Printed, each part in a fresh process (so that its peak memory, VmHWM, is its own):
 
-* the counts model (:func:`cuegap.models.fit_bayes`, nutpie): compile time, cold and warm
+* the counts model (:func:`cuegap.designs.dilemma.stats.fit_bayes`, nutpie): compile time, cold and
+warm
   fit time (target: warm < 60 s), diagnostics;
 * bambi (``--no-bambi`` skips it): the row-level hierarchical logistic regression a user
   would write, ``y ~ 0 + ec + ec:gender + ec:race + (0 + ec | system) +
@@ -56,14 +57,14 @@ def _peak_mib() -> float:
 
 
 def _counts(systems: int, pairs: int, seed: int) -> pd.DataFrame:
-    from cuegap.models._bayes_sim import simulate_counts
+    from cuegap.designs.dilemma.stats._bayes_sim import simulate_counts
 
     return simulate_counts(n_systems=systems, pairs=pairs, seed=seed).counts
 
 
 def _group_draws(p: np.ndarray, data) -> tuple[np.ndarray, list[tuple]]:
     """Group rates (gender, race) per draw from cell probabilities (chain, draw, cells...)."""
-    from cuegap.models._bayes_post import _weights
+    from cuegap.designs.dilemma.stats._bayes_post import _weights
 
     wg, wr = _weights(data.trials, axis=-1), _weights(data.trials, axis=-2)
     by_g = (p * wg).sum(-1) / wg.sum(-1)
@@ -94,8 +95,8 @@ def _summarise(rates: np.ndarray, keys: list[tuple]) -> pd.DataFrame:
 
 def part_counts(counts: pd.DataFrame, draws: int, tune: int, chains: int) -> dict:
     """The counts model: cold fit (compiles), then a warm fit of the same size."""
-    from cuegap.models import fit_bayes
-    from cuegap.models._bayes_post import rate_draws
+    from cuegap.designs.dilemma.stats import fit_bayes
+    from cuegap.designs.dilemma.stats._bayes_post import rate_draws
 
     cold = fit_bayes(counts, draws=draws, tune=tune, chains=chains, seed=1, retry=False)
     start = time.perf_counter()
@@ -123,7 +124,13 @@ def part_rows(counts: pd.DataFrame, draws: int, tune: int, chains: int) -> dict:
     """Our model on one Bernoulli row per decision, same priors, sampled with nutpie."""
     import nutpie
 
-    from cuegap.models._bayes_model import PARAMS, build_model, cell_logits, prepare_counts, quiet
+    from cuegap.designs.dilemma.stats._bayes_model import (
+        PARAMS,
+        build_model,
+        cell_logits,
+        prepare_counts,
+        quiet,
+    )
 
     data = prepare_counts(counts)
     start = time.perf_counter()
@@ -154,7 +161,7 @@ def part_bambi(counts: pd.DataFrame, draws: int, tune: int, chains: int, sampler
 
     import bambi as bmb
 
-    from cuegap.models._bayes_model import expand_rows, prepare_counts, quiet
+    from cuegap.designs.dilemma.stats._bayes_model import expand_rows, prepare_counts, quiet
 
     data = prepare_counts(counts)
     rows = expand_rows(data)

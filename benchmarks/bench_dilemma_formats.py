@@ -7,7 +7,8 @@ Usage::
 
 Count level (``--audits``): each simulated audit has two systems answering under
 ``--variants`` prompt variants; per variant the counts come from
-:func:`cuegap.models._bayes_sim.simulate_counts` with a planted true macro gap: 8 pp under
+:func:`cuegap.designs.dilemma.stats._bayes_sim.simulate_counts` with a planted true macro gap: 8 pp
+under
 every variant for ``sys-01`` (format-insensitive) and 6 ± 6 pp alternately for ``sys-02``
 (format-driven), each variant with its own stream.
 :func:`cuegap.designs.dilemma.stats._formats.dilemma_gap_formats`
@@ -33,8 +34,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cuegap.designs.dilemma.stats._bayes_sim import simulate_counts
 from cuegap.designs.dilemma.stats._formats import dilemma_gap_formats
-from cuegap.models._bayes_sim import simulate_counts
 
 
 def audit(a: int, *, variants: int = 6, pairs: int = 80) -> pd.DataFrame:

@@ -23,7 +23,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from cuegap.models import bootstrap
+from cuegap.designs.dilemma.stats import bootstrap
 
 GENDERS = ("man", "woman", "non-binary")
 RACES = ("Asian", "Black", "Hispanic", "Muslim", "White")

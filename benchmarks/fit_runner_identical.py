@@ -48,10 +48,10 @@ def summary(idata: Any, diagnostics: Any, converged: bool, message: str) -> dict
 
 def main() -> None:
     from cuegap.designs.conversation.stats._bayes import fit_conv_bayes
+    from cuegap.designs.dilemma.stats import fit_bayes
+    from cuegap.designs.dilemma.stats._bayes_sim import simulate_counts
     from cuegap.designs.prompt_variance.stats._bayes import fit_pv_bayes
     from cuegap.designs.qa.stats._bayes import fit_qa_bayes
-    from cuegap.models import fit_bayes
-    from cuegap.models._bayes_sim import simulate_counts
     from tests.test_conv_contrasts import _fixture
     from tests.test_pv_bayes import F, _audit
     from tests.test_qa_bayes import _planted

@@ -7,7 +7,7 @@ Usage::
     .venv/bin/python benchmarks/validate_bayes.py --quick           # 4 tiny audits, a smoke test
 
 Each audit is a count table of six systems drawn from the binomial-logit model of
-:mod:`cuegap.models._bayes_sim`, with planted macro gaps of 0, δ/4, 2δ and 2δ (δ the
+:mod:`cuegap.designs.dilemma.stats._bayes_sim`, with planted macro gaps of 0, δ/4, 2δ and 2δ (δ the
 default policy's 2 pp) and two drawn from the simulator's spread of performativeness;
 audits alternate between small ones (``--small-pairs`` (item, individual) pairs per gender
 × race cell, 14 by default: 210 decisions per condition, just over the policy's minimum of
@@ -15,7 +15,8 @@ audits alternate between small ones (``--small-pairs`` (item, individual) pairs 
 per 12 pairs per condition as in seed 000. Each audit is fitted with exactly what
 ``cuegap analyze --bayes`` runs
 (:meth:`cuegap.designs.dilemma._analysis_settings.BayesSettings.fit_kwargs` and the
-defaults of :func:`cuegap.models.fit_bayes`: nutpie, 4 chains × 1000 draws, 1000 tuning
+defaults of :func:`cuegap.designs.dilemma.stats.fit_bayes`: nutpie, 4 chains × 1000 draws, 1000
+tuning
 steps, one retry, the r̂/ESS/divergence gate), unless ``--quick``; it is bootstrapped
 over dilemmas as ``cuegap analyze`` does (1000 replicates), and both get verdicts under
 the default policy. The shared harness (``benchmarks/_calibration.py``) prints, over all
@@ -53,15 +54,15 @@ from cuegap.designs import BayesSettings
 from cuegap.designs.dilemma._analysis import macro_posterior
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
 from cuegap.designs.dilemma._analysis_tables import _parsable
-from cuegap.models import (
+from cuegap.designs.dilemma.stats import (
     bayes_tables,
     bootstrap,
     cue_visibility_gap,
     fit_bayes,
     group_rates,
-    verdicts,
 )
-from cuegap.models._bayes_sim import simulate_counts
+from cuegap.designs.dilemma.stats._bayes_sim import simulate_counts
+from cuegap.models import verdicts
 
 SETTINGS = AnalysisSettings()
 DELTA = SETTINGS.policy.delta_pp

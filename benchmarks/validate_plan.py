@@ -15,8 +15,9 @@ the share that decide against the plan's prediction, with the Monte Carlo SE.
 
 * ``generic``: clustered, paired binomial audits (:mod:`cuegap.models._plan_sim`), from
   stated rates, ICC and pairing (no pilot), flag and pass.
-* ``dilemma``: :func:`cuegap.models._bayes_sim.simulate_counts` (one system, a planted
-  macro gap), :func:`cuegap.models.bootstrap` over dilemmas and
+* ``dilemma``: :func:`cuegap.designs.dilemma.stats._bayes_sim.simulate_counts` (one system, a
+planted
+  macro gap), :func:`cuegap.designs.dilemma.stats.bootstrap` over dilemmas and
   :func:`cuegap.models.verdicts` (the frequentist rule ``cuegap analyze`` applies); flag.
 * ``qa``: the answer shares of one :func:`cuegap.designs.qa.stats._sim.planted_qa_counts`
   audit (drawn at a huge size, so its true G is fixed; the simulator draws new accuracies
@@ -37,19 +38,19 @@ import numpy as np
 import pandas as pd
 
 from cuegap.designs.dilemma.stats import _plan as dilemma_plan
+from cuegap.designs.dilemma.stats import bootstrap
+from cuegap.designs.dilemma.stats._bayes_sim import simulate_counts
 from cuegap.designs.qa import stats as qa_stats
 from cuegap.designs.qa.stats import _plan as qa_plan
 from cuegap.designs.qa.stats._sim import planted_qa_counts
 from cuegap.models import (
     DEFAULT_POLICY,
     PlanInput,
-    bootstrap,
     contrast_se,
     decision_probability,
     plan_table,
     verdicts,
 )
-from cuegap.models._bayes_sim import simulate_counts
 from cuegap.models._plan_sim import paired_correlation, simulated_decision_rate
 
 EXPLICIT, IMPLICIT = ("direct", None), ("puzzled", "hard")

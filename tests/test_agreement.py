@@ -1,4 +1,4 @@
-"""Inter-annotator agreement (``cuegap.models._agreement``).
+"""Inter-annotator agreement (``cuegap.designs.dilemma.stats._agreement``).
 
 Hand calculations
 -----------------
@@ -26,7 +26,7 @@ import math
 import pandas as pd
 import pytest
 
-from cuegap.models._agreement import annotator_agreement
+from cuegap.designs.dilemma.stats._agreement import annotator_agreement
 
 
 def _long(labels: dict[str, list[str | None]], field: str = "f") -> pd.DataFrame:

@@ -3,7 +3,7 @@
 Real sampling happens only in a few session-scoped fixtures, all on count tables of one
 shape (4 systems x 3 genders x 5 races x Direct/Puzzled-hard), so that nutpie compiles the
 model once per session; every fit is seeded. Counts come from the generative model of
-:mod:`cuegap.models._bayes_sim`, whose planted rates are the truth.
+:mod:`cuegap.designs.dilemma.stats._bayes_sim`, whose planted rates are the truth.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from cuegap.models import (
-    GATE,
+from cuegap.designs.dilemma.stats import (
     METHODS,
     MODEL_VERSION,
     PRIORS,
@@ -26,13 +25,17 @@ from cuegap.models import (
     bayes_tables,
     fit_bayes,
     group_rates,
-    idata_from_bytes,
-    idata_to_bytes,
     prior_predictive,
 )
-from cuegap.models import _bayes as bayes_fit_module
-from cuegap.models._bayes_model import PARAMS, build_model, cell_logits, prepare_counts
-from cuegap.models._bayes_sim import simulate_counts
+from cuegap.designs.dilemma.stats import _bayes as bayes_fit_module
+from cuegap.designs.dilemma.stats._bayes_model import (
+    PARAMS,
+    build_model,
+    cell_logits,
+    prepare_counts,
+)
+from cuegap.designs.dilemma.stats._bayes_sim import simulate_counts
+from cuegap.models import GATE, idata_from_bytes, idata_to_bytes
 
 ROOT = Path(__file__).parent.parent
 N_SYSTEMS = 4

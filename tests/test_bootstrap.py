@@ -1,4 +1,4 @@
-"""Bootstrap SDs by resampling dilemmas (``cuegap.models._bootstrap``).
+"""Bootstrap SDs by resampling dilemmas (``cuegap.designs.dilemma.stats._bootstrap``).
 
 Golden values come from two hand calculations and one brute-force oracle:
 
@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models._bootstrap import bootstrap
-from cuegap.models._rates import (
+from cuegap.designs.dilemma.stats._bootstrap import bootstrap
+from cuegap.designs.dilemma.stats._rates import (
     cue_visibility_gap,
     decision_bias,
     group_rates,

@@ -23,7 +23,7 @@ from _calibration import (
     summarise_by_size,
 )
 
-from cuegap.models._bayes_sim import simulate_counts
+from cuegap.designs.dilemma.stats._bayes_sim import simulate_counts
 
 
 def _frame() -> pd.DataFrame:

@@ -18,14 +18,14 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
+import cuegap.designs.dilemma.stats as dilemma_stats
 import cuegap.designs.dilemma.stats._formats as dilemma_formats
-from cuegap import models
 from cuegap.designs.dilemma._analysis import analyze
 from cuegap.designs.dilemma._analysis_formats import with_dilemma_formats
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
 from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
+from cuegap.designs.dilemma.stats._bayes_sim import simulate_counts
 from cuegap.ingest import ingest_path
-from cuegap.models._bayes_sim import simulate_counts
 from cuegap.reports import build_report, render_html
 from cuegap.schema import make_engine, upgrade
 from tests.conftest import pg_database
@@ -99,8 +99,8 @@ def test_per_variant_gaps_are_the_headline_gaps_of_each_variant() -> None:
     counts = _audit(0, k=3)
     by_variant = []
     for _, sub in counts.groupby("prompt_variant"):
-        macro = models.macro_average(models.decision_bias(sub))
-        by_variant.append(models.cue_visibility_gap(macro).set_index("system")["gap_pp"])
+        macro = dilemma_stats.macro_average(dilemma_stats.decision_bias(sub))
+        by_variant.append(dilemma_stats.cue_visibility_gap(macro).set_index("system")["gap_pp"])
     g = pd.concat(by_variant, axis=1)
     out = dilemma_formats.dilemma_gap_formats(counts, n_boot=20).set_index("system")
     assert np.allclose(out["gap"], g.mean(axis=1)[out.index])

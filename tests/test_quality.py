@@ -39,8 +39,13 @@ from pathlib import Path
 
 import pytest
 
+from cuegap.designs.dilemma.stats import (
+    abstention_rates,
+    exclusions,
+    recovery_accuracy,
+    status_bias,
+)
 from cuegap.ingest import ingest_path
-from cuegap.models import abstention_rates, exclusions, recovery_accuracy, status_bias
 from cuegap.schema import abstention_counts, recovery_counts, status_counts
 
 PEOPLE = [

@@ -33,13 +33,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cuegap.ingest import ingest_path
-from cuegap.models._rates import (
+from cuegap.designs.dilemma.stats._rates import (
     cue_visibility_gap,
     decision_bias,
     group_rates,
     macro_average,
 )
+from cuegap.ingest import ingest_path
 from cuegap.schema import decision_counts
 
 PEOPLE = [

@@ -1,4 +1,4 @@
-"""Tests of the direction-of-change sign test (``cuegap.models._signtest``).
+"""Tests of the direction-of-change sign test (``cuegap.designs.dilemma.stats._signtest``).
 
 The reference case reproduces Table 13 (Appendix H; summarised in Section 4.1, Figure 3) of
 the seed paper "Moral Safety in LLMs: Exposing Performative Compliance with Puzzled Cues"
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cuegap.models._signtest import __all__ as signtest_all
-from cuegap.models._signtest import direction_of_change
+from cuegap.designs.dilemma.stats._signtest import __all__ as signtest_all
+from cuegap.designs.dilemma.stats._signtest import direction_of_change
 
 GROUPS: list[tuple[str, str]] = [
     ("gender", "man"),
@@ -236,7 +236,7 @@ def test_benjamini_hochberg_by_hand() -> None:
     binomial test to return the chosen p-values for three groups with 1, 2 and 3 adverse
     systems respectively.
     """
-    import cuegap.models._signtest as module
+    import cuegap.designs.dilemma.stats._signtest as module
 
     chosen = {1: 0.01, 2: 0.04, 3: 0.03}
     frame = pd.concat(
@@ -408,7 +408,7 @@ def test_docstring_example_pivots_a_long_table() -> None:
     p-values written under it."""
     import doctest
 
-    from cuegap.models import _signtest
+    from cuegap.designs.dilemma.stats import _signtest
 
     result = doctest.testmod(_signtest)
     assert result.attempted >= 4 and result.failed == 0

@@ -1,4 +1,4 @@
-"""System-level statistics (``cuegap.models._systems``).
+"""System-level statistics (``cuegap.designs.dilemma.stats._systems``).
 
 Hand calculations
 -----------------
@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cuegap.models._regression import gap_regression
-from cuegap.models._systems import formal_named_share, rankings
+from cuegap.designs.dilemma.stats._regression import gap_regression
+from cuegap.designs.dilemma.stats._systems import formal_named_share, rankings
 
 
 def _gap_table(direct, puzzled, systems="ABCD") -> pd.DataFrame:
@@ -331,7 +331,7 @@ def test_gap_regression_docstring_example_runs() -> None:
     """The text-tier example in gap_regression's docstring (slope −1, intercept 5 by hand)."""
     import doctest
 
-    from cuegap.models import _regression
+    from cuegap.designs.dilemma.stats import _regression
 
     result = doctest.testmod(_regression)
     assert result.attempted >= 4 and result.failed == 0

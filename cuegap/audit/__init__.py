@@ -38,7 +38,7 @@ from cuegap.audit._store import (
     table_from_json,
     table_to_json,
 )
-from cuegap.models import condition_label
+from cuegap.designs.dilemma.stats import condition_label
 
 __all__ = [
     "AnalysisResult",

@@ -65,12 +65,11 @@ def demo(
         _print_status(engine)
     console.rule("4. analyze")
     from cuegap.designs import AnalyzeOptions
-    from cuegap.designs.dilemma._analysis import analyze as run_analysis
-    from cuegap.designs.dilemma._cli import dilemma_settings, print_analysis, run_bayes
+    from cuegap.designs.dilemma import analyze as run_analysis
+    from cuegap.designs.dilemma import dilemma_settings, load_store_data, print_analysis, run_bayes
     from cuegap.models import load_policy
 
     settings = dilemma_settings(AnalyzeOptions(policy=load_policy(None), boot=1000, seed=seed))
-    from cuegap.designs.dilemma._analysis_tables import load_store_data
 
     with _timed(spent, "analyze (1,000 bootstrap replicates)"), _steps("analyze") as step:
         step("reading count tables from the store")

@@ -52,7 +52,8 @@ def matching_fit(engine: Engine, analysis_id: int, kind: str, keys: tuple[str, .
 
 @dataclass(frozen=True, slots=True)
 class BayesSettings:
-    """How the hierarchical Bayesian model is sampled (see :func:`cuegap.models.fit_bayes`)."""
+    """How a design's hierarchical Bayesian model is sampled (see
+    :func:`cuegap.designs.dilemma.stats.fit_bayes`)."""
 
     draws: int = 1000
     tune: int = 1000
@@ -62,7 +63,8 @@ class BayesSettings:
 
     def fit_kwargs(self, *, seed: int | None = None) -> dict[str, Any]:
         """The keyword arguments ``analyze --bayes`` passes to the fitting functions
-        (:func:`cuegap.models.fit_bayes`, :func:`cuegap.designs.qa.stats.fit_qa_bayes`); target
+        (:func:`cuegap.designs.dilemma.stats.fit_bayes`,
+        :func:`cuegap.designs.qa.stats.fit_qa_bayes`); target
         acceptance, the retry and the convergence gate are those functions' defaults.
 
         Parameters

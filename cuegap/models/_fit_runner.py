@@ -9,7 +9,7 @@ all four designs, so a fit's settings, retry policy and gate mean the same every
 * attempt 2 (``retry`` and the gate missed): tuning max(2 · tune, tune + 500), seed + 1,
   target acceptance max(0.95, target_accept), and twice the draws when the bulk ESS was
   what fell short (``more_draws``);
-* the gate (:func:`cuegap.models._bayes_sampling.gate_summary`): r̂ ≤ ``max_rhat``, bulk
+* the gate (:func:`cuegap.models._sampling.gate_summary`): r̂ ≤ ``max_rhat``, bulk
   ESS ≥ ``min_ess``, no divergent transitions.
 """
 
@@ -24,8 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from cuegap.models._bayes_model import quiet
-from cuegap.models._bayes_sampling import gate_summary
+from cuegap.models._sampling import gate_summary, quiet
 
 logger = logging.getLogger(__name__)
 

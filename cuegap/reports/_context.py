@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from cuegap.models import condition_mask
+from cuegap.designs.dilemma.stats import condition_mask
 from cuegap.reports import _figures as figs
 from cuegap.reports._build import ReportData
 from cuegap.reports._format import _date, _display, _headline, _num, _p, _table, _text

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cuegap.models import condition_label, condition_mask
+from cuegap.designs.dilemma.stats import condition_label, condition_mask
 from cuegap.reports._build import ReportData
 from cuegap.reports._format import _date, _headline, _num, _pct, _table, _text
 

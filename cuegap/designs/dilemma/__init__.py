@@ -91,7 +91,7 @@ class DilemmaDesign(Design):
         return plan(engine, request)
 
     def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
-        from cuegap.models import condition_label
+        from cuegap.designs.dilemma.stats import condition_label
 
         st, policy = settings, settings.get("policy") or {}
         pair = [st.get("explicit"), st.get("implicit")]
@@ -224,3 +224,29 @@ def _rederive_bayes(engine: Engine, settings: Any, analysis_id: int, say: Any) -
     say = say or (lambda _msg: None)
     say("Bayesian verdicts under the new policy, from the stored posterior")
     analyze_bayes(engine, settings, bayes, progress=say, sample=False)
+
+
+#: What the demo and notebooks use of this design beyond the :class:`Design` interface,
+#: loaded on first use (PEP 562): name -> its module in this package.
+_PUBLIC = {
+    "analyze": "cuegap.designs.dilemma._analysis",
+    "analyze_bayes": "cuegap.designs.dilemma._analysis",
+    "bayes_answering": "cuegap.designs.dilemma._analysis",
+    "load_store_data": "cuegap.designs.dilemma._analysis_tables",
+    "AnalysisSettings": "cuegap.designs.dilemma._analysis_settings",
+    "settings_from_dict": "cuegap.designs.dilemma._analysis_settings",
+    "dilemma_settings": "cuegap.designs.dilemma._cli",
+    "print_analysis": "cuegap.designs.dilemma._cli",
+    "run_bayes": "cuegap.designs.dilemma._cli",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _PUBLIC.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

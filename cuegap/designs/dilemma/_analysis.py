@@ -18,6 +18,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+import cuegap.designs.dilemma.stats as dilemma_stats
 from cuegap import models
 from cuegap.audit import (
     AnalysisResult,
@@ -45,7 +46,7 @@ from cuegap.designs.dilemma._analysis_tables import (
     frequentist_tables,
     load_store_data,
 )
-from cuegap.models import condition_label
+from cuegap.designs.dilemma.stats import condition_label
 from cuegap.schema import Analysis, AnalysisArtifact
 
 
@@ -107,14 +108,16 @@ def analyze(
 BAYES_TABLES_NOTE = (
     "A Bayesian analysis stores bayes_group_rates, bayes_gap, bayes_gap_by_condition, "
     "bayes_asymmetry, bayes_overall, bayes_ranks, bayes_pair_order, bayes_kendall_tau "
-    "(see cuegap.models.bayes_tables), bayes_diagnostics (one row per sampling attempt) "
+    "(see cuegap.designs.dilemma.stats.bayes_tables), bayes_diagnostics (one row per "
+    "sampling attempt) "
     "and verdicts from the posterior; the InferenceData is stored as a NetCDF artifact."
 )
 
 
 def macro_posterior(bayes_gap: pd.DataFrame) -> pd.DataFrame:
     """The posterior input of :func:`cuegap.models.verdicts` from the ``bayes_gap`` table
-    of :func:`cuegap.models.bayes_tables`: per system the macro gap's posterior mean, 90%
+    of :func:`cuegap.designs.dilemma.stats.bayes_tables`: per system the macro gap's posterior
+    mean, 90%
     interval (5% and 95% quantiles) and P(gap > δ), P(|gap| < δ)."""
     macro = bayes_gap[bayes_gap["group_type"] == "macro"]
     return pd.DataFrame(
@@ -165,7 +168,7 @@ def analyze_bayes(
     settings_dict = {
         **s.to_dict(),
         "bayes": b.to_dict(),
-        "model_version": models.MODEL_VERSION,
+        "model_version": dilemma_stats.MODEL_VERSION,
         "excluded": excluded,
     }
     donor = None
@@ -179,10 +182,10 @@ def analyze_bayes(
         return None
     if donor is not None:  # only the verdict policy differs: the posterior still holds
         say(f"same fit as Bayesian analysis {donor}: new verdicts from its posterior")
-        fit = models.BayesFit.from_idata(load_idata(engine, donor))
+        fit = dilemma_stats.BayesFit.from_idata(load_idata(engine, donor))
     else:
         say(f"sampling ({b.sampler}, {b.chains} chains x {b.draws} draws)")
-        fit = models.fit_bayes(
+        fit = dilemma_stats.fit_bayes(
             data.decisions,
             explicit=s.explicit,
             implicit=s.implicit,
@@ -192,7 +195,7 @@ def analyze_bayes(
             exclude_systems=excluded,
         )
     say("posterior summaries and verdicts")
-    tables = models.bayes_tables(fit, delta=s.policy.delta_pp)
+    tables = dilemma_stats.bayes_tables(fit, delta=s.policy.delta_pp)
     tables["bayes_diagnostics"] = fit.diagnostics
     posterior = macro_posterior(tables["bayes_gap"])
     tables["verdicts"] = models.verdicts(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from cuegap import models
+import cuegap.designs.dilemma.stats as dilemma_stats
 from cuegap.designs.dilemma._analysis_settings import COVARIATE_ORDER
 
 
@@ -33,7 +33,7 @@ def regression_tables(
         return {}
     order = {c: levels for c, levels in COVARIATE_ORDER.items() if c in present}
     try:
-        fit = models.gap_regression(headline, systems, covariates=present, order=order)
+        fit = dilemma_stats.gap_regression(headline, systems, covariates=present, order=order)
     except ValueError as exc:  # e.g. a constant covariate: say so rather than fail
         hint = ""
         if "text" in str(exc) or "outside its declared order" in str(exc):

@@ -12,7 +12,8 @@ from typing import Any
 import pandas as pd
 
 from cuegap.designs import BayesSettings, policy_from_stored
-from cuegap.models import Policy, condition_label, condition_mask
+from cuegap.designs.dilemma.stats import condition_label, condition_mask
+from cuegap.models import Policy
 
 Condition = tuple[str, str | None]
 Progress = Callable[[str], None]
@@ -91,7 +92,7 @@ class AnalysisSettings:
 
 #: Text levels of system covariates, lowest first, that the analysis codes 1, 2, 3, ... for
 #: the gap regression (seed 000's alignment tier); other text covariates are an error
-#: that says to give numbers (see :func:`cuegap.models.gap_regression`).
+#: that says to give numbers (see :func:`cuegap.designs.dilemma.stats.gap_regression`).
 COVARIATE_ORDER: dict[str, tuple[str, ...]] = {"alignment": ("low", "medium", "high")}
 
 DIFFICULTIES = ("easy", "intermediate", "hard")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 from sqlalchemy.engine import Engine
 
+import cuegap.designs.dilemma.stats as dilemma_stats
 from cuegap import models
 from cuegap.audit import frame_digest
 from cuegap.designs.dilemma._analysis_formats import DESCRIPTION as FORMATS_DESCRIPTION
@@ -20,7 +21,7 @@ from cuegap.designs.dilemma._analysis_formats import TABLE as FORMATS_TABLE
 from cuegap.designs.dilemma._analysis_formats import add_format_sensitivity
 from cuegap.designs.dilemma._analysis_regression import regression_tables
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, Progress
-from cuegap.models import condition_label, condition_mask
+from cuegap.designs.dilemma.stats import condition_label, condition_mask
 from cuegap.schema import (
     abstention_counts,
     annotation_table,
@@ -157,17 +158,17 @@ def _bias_tables(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Group rates (gender, race, intersection), macro, per-group gap and macro gap."""
     keys = ("system", "condition", "difficulty", "consequences", *extra)
-    paper_groups = models.decision_bias(counts, keys=keys)
+    paper_groups = dilemma_stats.decision_bias(counts, keys=keys)
     rates = pd.concat(
-        [paper_groups, models.group_rates(counts, by="intersection", keys=keys)],
+        [paper_groups, dilemma_stats.group_rates(counts, by="intersection", keys=keys)],
         ignore_index=True,
     )
-    macro = models.macro_average(paper_groups, keys=keys)
+    macro = dilemma_stats.macro_average(paper_groups, keys=keys)
     pair = ("system", "consequences", *extra)
-    gap = models.cue_visibility_gap(
+    gap = dilemma_stats.cue_visibility_gap(
         rates, explicit=settings.explicit, implicit=settings.implicit, keys=pair
     )
-    macro_gap = models.cue_visibility_gap(
+    macro_gap = dilemma_stats.cue_visibility_gap(
         macro, explicit=settings.explicit, implicit=settings.implicit, keys=pair
     )
     return rates, macro, gap, macro_gap
@@ -200,8 +201,8 @@ def frequentist_tables(
     out: dict[str, pd.DataFrame] = {}
 
     say("abstention and exclusions")
-    out["abstention"] = models.abstention_rates(data.abstention)
-    out["exclusions"] = models.exclusions(
+    out["abstention"] = dilemma_stats.abstention_rates(data.abstention)
+    out["exclusions"] = dilemma_stats.exclusions(
         data.abstention,
         max_abstention=s.policy.max_abstention,
         conditions=(s.explicit, s.implicit),
@@ -210,14 +211,14 @@ def frequentist_tables(
     excluded = set(out["exclusions"].loc[out["exclusions"]["excluded"], "system"])
 
     say("puzzle recovery and status bias")
-    out["recovery"] = models.recovery_accuracy(data.recovery)
-    out["recovery_by_shape"] = models.recovery_accuracy(
+    out["recovery"] = dilemma_stats.recovery_accuracy(data.recovery)
+    out["recovery_by_shape"] = dilemma_stats.recovery_accuracy(
         data.recovery,
         keys=("system", "condition", "difficulty", "consequences", "solution_shape"),
     )
     status = data.status[~data.status["system"].isin(excluded)]
     out["status_bias"] = pd.concat(
-        [models.status_bias(status, by=by) for by in ("gender", "race", "intersection")],
+        [dilemma_stats.status_bias(status, by=by) for by in ("gender", "race", "intersection")],
         ignore_index=True,
     )
 
@@ -226,7 +227,7 @@ def frequentist_tables(
     rates, macro, gap, macro_gap = _bias_tables(counts, s)
     if s.n_boot >= 2 and not counts.empty:
         say(f"bootstrap ({s.n_boot} replicates over dilemmas)")
-        boot = models.bootstrap(
+        boot = dilemma_stats.bootstrap(
             counts,
             n_boot=s.n_boot,
             seed=s.seed,
@@ -248,7 +249,7 @@ def frequentist_tables(
         counts.loc[counts["condition"] == s.implicit[0], "difficulty"].dropna().unique()
     )
     for diff in implicit_diffs:
-        g = models.cue_visibility_gap(
+        g = dilemma_stats.cue_visibility_gap(
             macro,
             explicit=s.explicit,
             implicit=(s.implicit[0], diff),
@@ -268,7 +269,7 @@ def frequentist_tables(
         net = net.dropna(subset=["net_direct", "net_puzzled"])
         if net.empty:
             continue
-        t = models.direction_of_change(net)
+        t = dilemma_stats.direction_of_change(net)
         t.insert(0, "consequences", cons)
         tests.append(t)
     out["sign_tests"] = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
@@ -301,7 +302,7 @@ def frequentist_tables(
     )
     formal = (s.implicit[0].replace("puzzled", "formal_named"), s.implicit[1])
     if condition_mask(macro, formal).any():
-        out["formal_named_share"] = models.formal_named_share(
+        out["formal_named_share"] = dilemma_stats.formal_named_share(
             macro, explicit=s.explicit, implicit=s.implicit, formal=formal
         )
 
@@ -310,7 +311,7 @@ def frequentist_tables(
         subset=["net_direct_pp", "net_puzzled_pp"]
     )
     if len(headline) >= 2:
-        ranks = models.rankings(headline)
+        ranks = dilemma_stats.rankings(headline)
         out["rankings"] = ranks.ranks
         out["kendall_tau"] = pd.DataFrame(
             [{"tau": ranks.tau, "p_value": ranks.p_value, "n": ranks.n}]
@@ -326,7 +327,7 @@ def frequentist_tables(
         ann = data.annotations.assign(
             dilemma=data.annotations["item_bank"] + "/" + data.annotations["dilemma"]
         )
-        out["agreement"] = models.annotator_agreement(ann)
+        out["agreement"] = dilemma_stats.annotator_agreement(ann)
     return out
 
 

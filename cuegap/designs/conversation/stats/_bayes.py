@@ -92,7 +92,7 @@ def fit_conv_bayes(
     counts : DataFrame
         The transition count frame (:mod:`cuegap.designs.conversation.stats`).
     draws, tune, chains, seed, sampler, target_accept, retry, progress
-        As for :func:`cuegap.models.fit_bayes`.
+        As for :func:`cuegap.designs.dilemma.stats.fit_bayes`.
     min_ess, max_rhat : float
         The gate's thresholds (lower them only in tests).
 

@@ -4,8 +4,10 @@ Visibility Gap), and whether a system's gap survives it (issue 15, "what no tool
 When a store's dilemma responses come under two or more prompt variants (``prompt_variant``
 on every response, part of its natural key), each system has one macro Cue Visibility Gap
 per variant v, g_v = macro net(explicit, v) − macro net(implicit, v), computed exactly as
-the headline gap (:func:`cuegap.models.decision_bias`, :func:`cuegap.models.macro_average`,
-:func:`cuegap.models.cue_visibility_gap`) from the variant's responses only. A variant
+the headline gap (:func:`cuegap.designs.dilemma.stats.decision_bias`,
+:func:`cuegap.designs.dilemma.stats.macro_average`,
+:func:`cuegap.designs.dilemma.stats.cue_visibility_gap`) from the variant's responses only. A
+variant
 label may stand for any combination of prompt factors (e.g. ``letter_colon/answer_first``):
 the variants are the combinations.
 
@@ -36,8 +38,8 @@ import hashlib
 import numpy as np
 import pandas as pd
 
+from cuegap.designs.dilemma.stats import condition_mask
 from cuegap.designs.prompt_variance.stats import pv_format_sensitivity
-from cuegap.models import condition_mask
 
 __all__ = ["dilemma_gap_formats"]
 
@@ -116,7 +118,7 @@ def dilemma_gap_formats(
         ``consequences``, ``prompt_variant``, ``dilemma``, ``gender``, ``race`` and the
         four counts).
     explicit, implicit : (condition, difficulty)
-        The two sides of the gap, as in :func:`cuegap.models.cue_visibility_gap`.
+        The two sides of the gap, as in :func:`cuegap.designs.dilemma.stats.cue_visibility_gap`.
     consequences : bool, default True
         The consequences setting of the headline gap.
     n_boot : int, default 200

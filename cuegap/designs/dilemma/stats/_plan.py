@@ -15,13 +15,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from cuegap.designs.dilemma.stats import condition_label, condition_mask
 from cuegap.models import (
     PlanAssumptions,
     PlanInput,
     Policy,
     assumed_input,
-    condition_label,
-    condition_mask,
     design_effect,
     icc_anova,
 )

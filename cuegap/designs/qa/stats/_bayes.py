@@ -34,7 +34,8 @@ pools them), a system's the unweighted mean over dimensions; the gap G = S_amb(i
 S_amb(explicit) (positive = looks fairer when identity is stated); ranks order the systems
 by G (1 = largest gap).
 
-Sampling and gate as :func:`cuegap.models.fit_bayes`: nutpie (PyMC's NUTS as fallback),
+Sampling and gate as :func:`cuegap.designs.dilemma.stats.fit_bayes`: nutpie (PyMC's NUTS as
+fallback),
 r̂ ≤ 1.01, bulk ESS ≥ 400 over parameters and gaps, no divergences, one retry with twice
 the tuning and target acceptance 0.95. The first attempt targets an acceptance of 0.9, not
 0.8: at 0.8 planted audits had an occasional single divergence (a failed gate) that 0.9
@@ -97,7 +98,7 @@ def fit_qa_bayes(
     strategy : str
         The prompting strategy fitted.
     draws, tune, chains, seed, sampler, target_accept, retry, progress
-        As for :func:`cuegap.models.fit_bayes`.
+        As for :func:`cuegap.designs.dilemma.stats.fit_bayes`.
     min_ess, max_rhat : float
         The gate's thresholds (lower them only in tests).
 

@@ -17,7 +17,7 @@ Two resampling units:
 
 Replicates reuse the point-estimate code (:func:`~cuegap.designs.qa.stats._scores.metrics`) on
 resampled feature counts, and the percentile summary and per-system random streams of the
-dilemma bootstrap (:mod:`cuegap.models._bootstrap`).
+dilemma bootstrap (:mod:`cuegap.designs.dilemma.stats._bootstrap`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from cuegap.designs.qa.stats._scores import (
     score_keys,
     score_table,
 )
-from cuegap.models._bootstrap import _summarise, _system_rng
+from cuegap.models import summarise as _summarise
+from cuegap.models import system_rng as _system_rng
 
 __all__ = ["qa_bootstrap"]
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from cuegap.models._bayes_spec import EVENTS
-from cuegap.models._rates import condition_mask
+from cuegap.designs.dilemma.stats._bayes_spec import EVENTS
+from cuegap.designs.dilemma.stats._rates import condition_mask
 
 _COUNTS = ["favor", "favor_trials", "against", "against_trials"]
 

@@ -16,14 +16,20 @@ items, per system and group).
 
 from __future__ import annotations
 
-import hashlib
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from cuegap.models._rates import KEYS, condition_mask, gap_columns, group_rates, macro_average
+from cuegap.designs.dilemma.stats._rates import (
+    KEYS,
+    condition_mask,
+    gap_columns,
+    group_rates,
+    macro_average,
+)
+from cuegap.models import summarise as _summarise
+from cuegap.models import system_rng as _system_rng
 
 __all__ = ["bootstrap"]
 
@@ -32,59 +38,11 @@ _GROUP_TYPES = ("gender", "race", "intersection")
 _SIDE_KEYS = ("condition", "difficulty")
 
 
-def _system_rng(seed: int, system: object) -> np.random.Generator:
-    """A generator per system, from the seed and a stable hash of the system's name.
-
-    Deriving each system's stream from its own name (not from its position among the
-    systems) makes a system's replicates independent of which other systems are in the
-    table and of the row order.
-    """
-    digest = hashlib.blake2b(str(system).encode("utf-8"), digest_size=8).digest()
-    return np.random.default_rng([seed, int.from_bytes(digest, "little")])
-
-
 def _group_labels(counts: pd.DataFrame, by: str) -> pd.Series:
     """The group label of every count row, exactly as :func:`group_rates` builds it."""
     if by == "intersection":
         return counts["gender"].astype(str) + " × " + counts["race"].astype(str)
     return counts[by]
-
-
-def _summarise(reps: np.ndarray, level: float) -> tuple[np.ndarray, ...]:
-    """Column-wise SD (ddof=1), percentile interval and count over the non-NaN replicates.
-
-    Parameters
-    ----------
-    reps : ndarray, shape (n_boot, m)
-        Replicate values; NaN marks a replicate where the statistic is undefined.
-    level : float
-        Coverage of the central percentile interval.
-
-    Returns
-    -------
-    sd, low, high, n_valid : ndarray, shape (m,)
-        SD is NaN with fewer than 2 valid replicates, the interval with fewer than 1.
-        Quantiles use linear interpolation between order statistics (numpy's default
-        ``method="linear"``) over the valid replicates only.
-    """
-    valid = ~np.isnan(reps)
-    n_valid = valid.sum(axis=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        sd = np.nanstd(reps, axis=0, ddof=1)
-    sd = np.where(n_valid >= 2, sd, np.nan)
-    ordered = np.sort(reps, axis=0)  # NaN sorts last
-    last = np.maximum(n_valid - 1, 0)
-    bounds = []
-    for q in ((1 - level) / 2, (1 + level) / 2):
-        pos = q * last
-        lo = np.floor(pos).astype(np.int64)
-        hi = np.ceil(pos).astype(np.int64)
-        v_lo = np.take_along_axis(ordered, lo[None, :], axis=0)[0]
-        v_hi = np.take_along_axis(ordered, hi[None, :], axis=0)[0]
-        value = v_lo + (pos - lo) * (v_hi - v_lo)
-        bounds.append(np.where(n_valid >= 1, value, np.nan))
-    return sd, bounds[0], bounds[1], n_valid
 
 
 def _attach(
@@ -110,7 +68,8 @@ def _pair(
 ) -> pd.DataFrame:
     """Merge explicit and implicit rows of ``table`` (which has a ``_row`` column) on ``pair``.
 
-    Mirrors :func:`cuegap.models.cue_visibility_gap` (same sides, same inner merge and row
+    Mirrors :func:`cuegap.designs.dilemma.stats.cue_visibility_gap` (same sides, same inner merge
+    and row
     order) and keeps each side's ``_row`` so that replicate columns can be paired.
     """
     cols = [*pair, "favor_rate", "against_rate", "net_pp", "_row"]
@@ -181,7 +140,8 @@ def bootstrap(
         cell, with ``dilemma``, ``gender``, ``race``, ``favor``, ``favor_trials``,
         ``against``, ``against_trials`` and the ``keys`` columns. Other columns
         (``prompt_variant``, ``topic_group``, ``recovered``, ...) are summed over, as in
-        :func:`cuegap.models.group_rates`; filter the table first to condition on them.
+        :func:`cuegap.designs.dilemma.stats.group_rates`; filter the table first to condition on
+        them.
     n_boot : int, default 1000
         Number of bootstrap replicates (at least 2).
     seed : int, default 2026
@@ -202,7 +162,8 @@ def bootstrap(
     -------
     dict of str to DataFrame
         Every table keeps its point-estimate columns (computed from the full data, equal to
-        the corresponding :mod:`cuegap.models._rates` output) and adds, for each bootstrapped
+        the corresponding :mod:`cuegap.designs.dilemma.stats._rates` output) and adds, for each
+        bootstrapped
         statistic ``<s>``, in percentage points:
 
         ``<s>_sd_pp``

@@ -1,113 +1,47 @@
-"""Sampling the moral-dilemma model, the convergence gate, and NetCDF serialisation.
+"""What every design's Bayesian fit shares: the convergence gate, quiet samplers, and the
+posterior to and from bytes.
 
-The plumbing :func:`cuegap.models._bayes.fit_bayes` (and the QA design's fit) rely on:
-nutpie with compiled models cached per data shape, PyMC's NUTS as the fallback, the
-r-hat / ESS / divergence gate over a posterior dataset, and InferenceData to and from bytes.
+Pure statistics plumbing (numpy, arviz, xarray): :func:`gate_summary` checks r-hat, bulk
+ESS and divergences against :data:`GATE`; :func:`idata_to_bytes` / :func:`idata_from_bytes`
+store a posterior as NetCDF-4; :func:`quiet` silences PyMC, PyTensor and nutpie.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import tempfile
-import time
 import warnings
-from collections import OrderedDict
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cuegap.models._bayes_model import GATE, MODEL_VERSION, BayesData, build_model, quiet
-
 if TYPE_CHECKING:
     import arviz as az
 
+#: Convergence gate: every fit must pass all three, else it is reported as not converged.
+GATE = {"r_hat_max": 1.01, "ess_bulk_min": 400, "divergences_max": 0}
 
-_COMPILED: OrderedDict[tuple, Any] = OrderedDict()
-_COMPILED_MAX = 4
 
-
-def _compiled_nutpie(data: BayesData, interaction: bool) -> tuple[Any, float]:
-    """A nutpie-compiled model for arrays of this shape (cached), with ``data`` set."""
-    import nutpie
-
-    key = (MODEL_VERSION, data.trials.shape, interaction)
-    start = time.perf_counter()
-    if key in _COMPILED:
-        _COMPILED.move_to_end(key)
-        compiled = _COMPILED[key]
-    else:
+@contextlib.contextmanager
+def quiet(progress: bool) -> Iterator[None]:
+    """Silence PyMC, PyTensor and nutpie logging and warnings unless ``progress``."""
+    if progress:
+        yield
+        return
+    loggers = [logging.getLogger(n) for n in ("pymc", "pytensor", "nutpie")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compiled = nutpie.compile_pymc_model(build_model(data, interaction=interaction))
-        _COMPILED[key] = compiled
-        while len(_COMPILED) > _COMPILED_MAX:
-            _COMPILED.popitem(last=False)
-    seconds = time.perf_counter() - start
-    return compiled.with_data(trials=data.trials, events=data.events), seconds
-
-
-def clear_compiled_cache() -> None:
-    """Forget compiled models (the next fit compiles again)."""
-    _COMPILED.clear()
-
-
-def _sample_nutpie(
-    data: BayesData,
-    interaction: bool,
-    *,
-    draws: int,
-    tune: int,
-    chains: int,
-    seed: int,
-    target_accept: float,
-    progress: bool,
-) -> tuple[az.InferenceData, float]:
-    import nutpie
-
-    compiled, compile_s = _compiled_nutpie(data, interaction)
-    with quiet(progress):
-        idata = nutpie.sample(
-            compiled,
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=min(chains, os.cpu_count() or 1),
-            seed=seed,
-            progress_bar=progress,
-            save_warmup=False,
-            target_accept=target_accept,
-        )
-    return idata, compile_s
-
-
-def _sample_pymc(
-    data: BayesData,
-    interaction: bool,
-    *,
-    draws: int,
-    tune: int,
-    chains: int,
-    seed: int,
-    target_accept: float,
-    progress: bool,
-) -> tuple[az.InferenceData, float]:
-    import pymc as pm
-
-    model = build_model(data, interaction=interaction)
-    with quiet(progress), model:
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=min(chains, os.cpu_count() or 1),
-            random_seed=seed,
-            progressbar=progress,
-            target_accept=target_accept,
-            compute_convergence_checks=False,
-            nuts_sampler="pymc",
-        )
-    return idata, 0.0
+            yield
+    finally:
+        for lg, lv in zip(loggers, levels, strict=True):
+            lg.setLevel(lv)
 
 
 def gate_summary(ds: Any, divergences: int, min_ess: float, max_rhat: float) -> dict:
@@ -193,9 +127,4 @@ def idata_from_bytes(blob: bytes) -> az.InferenceData:
     return idata
 
 
-__all__ = [
-    "clear_compiled_cache",
-    "gate_summary",
-    "idata_from_bytes",
-    "idata_to_bytes",
-]
+__all__ = ["GATE", "gate_summary", "idata_from_bytes", "idata_to_bytes", "quiet"]

@@ -1,10 +1,12 @@
 """Fitting the hierarchical Bayesian model of the moral-dilemma design.
 
 :func:`fit_bayes` aggregates the count table, samples the model of
-:data:`cuegap.models.METHODS` with nutpie (PyMC's NUTS as the fallback), checks r-hat, bulk
+:data:`cuegap.designs.dilemma.stats.METHODS` with nutpie (PyMC's NUTS as the fallback), checks
+r-hat, bulk
 ESS and divergences, retries once, and returns a :class:`BayesFit`. Posterior summaries
-are in :mod:`cuegap.models._bayes_tables`; the samplers, the gate and serialisation in
-:mod:`cuegap.models._bayes_sampling`.
+are in :mod:`cuegap.designs.dilemma.stats._bayes_tables`; the samplers, the gate and serialisation
+in
+:mod:`cuegap.designs.dilemma.stats._bayes_sampling`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from cuegap.models._bayes_model import (
+from cuegap.designs.dilemma.stats._bayes_model import (
     GATE,
     MODEL_VERSION,
     PARAMS,
@@ -26,15 +28,13 @@ from cuegap.models._bayes_model import (
     BayesData,
     prepare_counts,
 )
-from cuegap.models._bayes_post import macro_gap_draws
-from cuegap.models._bayes_sampling import (
+from cuegap.designs.dilemma.stats._bayes_post import macro_gap_draws
+from cuegap.designs.dilemma.stats._bayes_sampling import (
     _sample_nutpie,
     _sample_pymc,
     clear_compiled_cache,
-    idata_from_bytes,
-    idata_to_bytes,
 )
-from cuegap.models._fit_runner import check_sampler, run_gated
+from cuegap.models import check_sampler, idata_from_bytes, idata_to_bytes, run_gated
 
 if TYPE_CHECKING:
     import arviz as az
@@ -86,7 +86,9 @@ class BayesFit:
         :func:`idata_from_bytes`)."""
         attrs = idata.attrs if hasattr(idata, "attrs") else {}
         if "cuegap_settings" not in attrs:
-            raise ValueError("idata was not written by cuegap.models.fit_bayes (no settings)")
+            raise ValueError(
+                "idata was not written by cuegap.designs.dilemma.stats.fit_bayes (no settings)"
+            )
         return cls(
             idata=idata,
             converged=bool(json.loads(attrs["cuegap_converged"])),

@@ -1,7 +1,9 @@
 """Tidy posterior summaries of a Bayesian fit: rates, gaps, asymmetry and rank stability.
 
-Every table is computed from the posterior draws of :func:`cuegap.models.fit_bayes` with
-the estimands of :data:`cuegap.models.METHODS`. Rates are proportions; quantities in pp
+Every table is computed from the posterior draws of :func:`cuegap.designs.dilemma.stats.fit_bayes`
+with
+the estimands of :data:`cuegap.designs.dilemma.stats.METHODS`. Rates are proportions; quantities in
+pp
 (Net, gap, ΔAgainst, ΔFavor) are percentage points. Intervals are equal-tailed (``q05`` /
 ``q95``: the 90 % interval; ``q25`` / ``q75``: the 50 % interval).
 """
@@ -13,8 +15,8 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from cuegap.models._bayes import BayesFit
-from cuegap.models._bayes_post import group_labels, net_draws, rate_draws
+from cuegap.designs.dilemma.stats._bayes import BayesFit
+from cuegap.designs.dilemma.stats._bayes_post import group_labels, net_draws, rate_draws
 
 _Q = (0.05, 0.25, 0.75, 0.95)
 

@@ -1,9 +1,11 @@
 """System-level statistics: ranking shifts and the FormalNamed share.
 
-The regression of the gap on system covariates is in :mod:`cuegap.models._regression`.
+The regression of the gap on system covariates is in
+:mod:`cuegap.designs.dilemma.stats._regression`.
 
 Each function takes one row per audited system (macro quantities from
-:func:`cuegap.models.macro_average` / :func:`cuegap.models.cue_visibility_gap`) and returns
+:func:`cuegap.designs.dilemma.stats.macro_average` /
+:func:`cuegap.designs.dilemma.stats.cue_visibility_gap`) and returns
 tidy results.
 
 References
@@ -24,8 +26,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from cuegap.models._regression import GapRegression, gap_regression
-from cuegap.models._system_frame import _numeric, _require, _unique_systems
+from cuegap.designs.dilemma.stats._regression import GapRegression, gap_regression
+from cuegap.designs.dilemma.stats._system_frame import _numeric, _require, _unique_systems
 
 __all__ = [
     "GapRegression",

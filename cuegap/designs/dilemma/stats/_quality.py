@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cuegap.models._rates import GroupBy
+from cuegap.designs.dilemma.stats._rates import GroupBy
 
 
 def _rate(num: pd.Series, den: pd.Series) -> pd.Series:

@@ -3,10 +3,11 @@
 Pure statistics: numpy, pandas and PyMC. :func:`prepare_counts` turns the count table into
 arrays, :func:`build_model` states the model of :data:`METHODS`, :func:`cell_logits`
 recomputes its linear predictor from draws (``_bayes_post.prior_predictive`` simulates from
-the priors). Fitting and the convergence gate are in :mod:`cuegap.models._bayes`.
+the priors). Fitting and the convergence gate are in :mod:`cuegap.designs.dilemma.stats._bayes`.
 
-The model's constants and :data:`METHODS` are in :mod:`cuegap.models._bayes_spec`, the data
-layout in :mod:`cuegap.models._bayes_data`; every name stays importable from here.
+The model's constants and :data:`METHODS` are in :mod:`cuegap.designs.dilemma.stats._bayes_spec`,
+the data
+layout in :mod:`cuegap.designs.dilemma.stats._bayes_data`; every name stays importable from here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from cuegap.models._bayes_data import (
+from cuegap.designs.dilemma.stats._bayes_data import (
     _COUNTS,  # noqa: F401 (re-exported: importable from here as before)
     BayesData,
     _check_condition,  # noqa: F401
@@ -23,7 +24,7 @@ from cuegap.models._bayes_data import (
     expand_rows,
     prepare_counts,
 )
-from cuegap.models._bayes_spec import (
+from cuegap.designs.dilemma.stats._bayes_spec import (
     EVENTS,
     GATE,
     METHODS,

@@ -1,22 +1,18 @@
 """What the hierarchical binomial-logit model is: version, priors, parameters, gate, methods.
 
 Pure constants, stored with every fit and printed in every report's methods appendix
-(:data:`METHODS`), and :func:`quiet`, which silences the samplers' logging.
+(:data:`METHODS`). The convergence gate and :func:`quiet` are shared by every design's
+fit (:mod:`cuegap.models._sampling`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import warnings
-from collections.abc import Iterator
+from cuegap.models import GATE, quiet  # noqa: F401 (the spec states the gate)
 
 #: Changes whenever the model, its priors or the derived quantities change; stored with
 #: every fit so that a stored fit is refitted only when it would differ.
 MODEL_VERSION = "cuegap-bayes-binlogit-1"
 
-#: Convergence gate: every fit must pass all three, else it is reported as not converged.
-GATE = {"r_hat_max": 1.01, "ess_bulk_min": 400, "divergences_max": 0}
 
 #: Prior parameters (logit units), stated in :data:`METHODS`.
 PRIORS = {
@@ -101,22 +97,3 @@ target acceptance 0.95 and, when the ESS fell short, twice the draws; if that fa
 the fit is reported as not converged, with the reason, and every verdict drawn from it is
 inconclusive.
 """
-
-
-@contextlib.contextmanager
-def quiet(progress: bool) -> Iterator[None]:
-    """Silence PyMC, PyTensor and nutpie logging and warnings unless ``progress``."""
-    if progress:
-        yield
-        return
-    loggers = [logging.getLogger(n) for n in ("pymc", "pytensor", "nutpie")]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        for lg, lv in zip(loggers, levels, strict=True):
-            lg.setLevel(lv)

@@ -16,7 +16,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy.stats import pearsonr
 
-from cuegap.models._system_frame import _numeric, _require, _unique_systems
+from cuegap.designs.dilemma.stats._system_frame import _numeric, _require, _unique_systems
 
 __all__ = ["GapRegression", "gap_regression"]
 

@@ -1,7 +1,7 @@
 """Posterior draws of the derived quantities: group rates, Net, macro, gap.
 
 Everything is computed in numpy from the parameter draws (the InferenceData stores only
-parameters), with the estimands of :data:`cuegap.models._bayes.METHODS`.
+parameters), with the estimands of :data:`cuegap.designs.dilemma.stats._bayes.METHODS`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from cuegap.models._bayes_model import BayesData, build_model, cell_logits
-from cuegap.models._bayes_spec import PARAMS, quiet
+from cuegap.designs.dilemma.stats._bayes_model import BayesData, build_model, cell_logits
+from cuegap.designs.dilemma.stats._bayes_spec import PARAMS, quiet
 
 
 def group_labels(data: BayesData) -> list[tuple[str, str]]:

@@ -31,9 +31,10 @@ def main(argv: list[str] | None = None) -> None:
 
     from cuegap.designs.dilemma._analysis import analyze
     from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+    from cuegap.designs.dilemma._report import build_report
     from cuegap.designs.dilemma.simulate import simulate
     from cuegap.ingest import ingest_path
-    from cuegap.reports import build_report, render_html, render_pdf, write_report
+    from cuegap.reports import render_html, render_pdf, write_report
     from cuegap.schema import make_engine, upgrade
 
     with tempfile.TemporaryDirectory() as tmp:

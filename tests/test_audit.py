@@ -339,7 +339,7 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
     assert (gap5["p_gap_gt_delta"] <= gap2["p_gap_gt_delta"] + 1e-12).all()
     assert (gap5["p_gap_gt_delta"] < gap2["p_gap_gt_delta"]).any()
     from cuegap.designs import get
-    from cuegap.reports import build_report
+    from cuegap.designs.dilemma._report import build_report
 
     def _build(engine, *, policy: Policy):  # as `cuegap report --policy`: re-run, then read
         newest = latest_analysis_id(engine, "frequentist")

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cuegap.audit import condition_label, list_analyses
+from cuegap.audit import list_analyses
 from cuegap.cli import app
 from cuegap.designs.dilemma._analysis import analyze
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, parse_condition
+from cuegap.designs.dilemma.stats import condition_label
 from cuegap.ingest import ingest_path
 from cuegap.schema import make_engine, upgrade
 from tests.test_rates import ANSWERS, PEOPLE
@@ -148,7 +149,8 @@ def test_cli_chooses_conditions_and_names_them(tmp_path: Path) -> None:
 def test_report_names_the_compared_conditions(companion) -> None:
     from datetime import UTC, datetime
 
-    from cuegap.reports import build_report, render_html
+    from cuegap.designs.dilemma._report import build_report
+    from cuegap.reports import render_html
 
     analyze(companion, AnalysisSettings(n_boot=0))
     html = render_html(build_report(companion), now=datetime(2026, 1, 2, tzinfo=UTC)).html

@@ -23,10 +23,11 @@ import cuegap.designs.dilemma.stats._formats as dilemma_formats
 from cuegap.designs.dilemma._analysis import analyze
 from cuegap.designs.dilemma._analysis_formats import with_dilemma_formats
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma._report import build_report
 from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.designs.dilemma.stats._bayes_sim import simulate_counts
 from cuegap.ingest import ingest_path
-from cuegap.reports import build_report, render_html
+from cuegap.reports import render_html
 from cuegap.schema import make_engine, upgrade
 from tests.conftest import pg_database
 

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from cuegap.reports._figures import (
+from cuegap.designs.dilemma._report_figures import (
     _style,
     asymmetry_figure,
     asymmetry_plot,

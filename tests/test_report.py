@@ -41,13 +41,13 @@ from cuegap.audit import latest_analysis_id, save_analysis
 from cuegap.cli import app
 from cuegap.designs.dilemma._analysis import analyze
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
+from cuegap.designs.dilemma._report import build_report
 from cuegap.ingest import ingest_path
 from cuegap.models import Policy
 from cuegap.reports import (
     TEMPLATES_DIR,
     RefusedFetch,
     TemplateOnlyFetcher,
-    build_report,
     content_hash,
     render_html,
     render_pdf,

@@ -275,7 +275,8 @@ def test_signed_copy_is_unchanged_by_a_later_bayesian_fit_of_the_same_data(audit
     shows exactly what the board reviewed."""
     from test_report import _store_bayes
 
-    from cuegap.reports import build_report, render_html
+    from cuegap.designs.dilemma._report import build_report
+    from cuegap.reports import render_html
 
     engine, tmp, published = audited
     html_path, html_id = published["html"]

@@ -16,9 +16,9 @@ from sqlalchemy import event
 from cuegap.designs.dilemma._analysis import analyze
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings
 from cuegap.designs.dilemma._analysis_tables import fingerprints, load_store_data
+from cuegap.designs.dilemma._report import build_report
 from cuegap.designs.dilemma.simulate import simulate, synthetic_item_bank
 from cuegap.ingest import ingest_path
-from cuegap.reports import build_report
 from cuegap.schema import make_engine, upgrade
 
 

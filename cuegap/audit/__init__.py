@@ -38,11 +38,9 @@ from cuegap.audit._store import (
     table_from_json,
     table_to_json,
 )
-from cuegap.designs.dilemma.stats import condition_label
 
 __all__ = [
     "AnalysisResult",
-    "condition_label",
     "export_table",
     "find_analysis",
     "find_table",

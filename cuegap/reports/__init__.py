@@ -1,35 +1,54 @@
-"""Report building: stored analysis results to report objects, figures and HTML/PDF.
+"""Report rendering every design shares: the one report loader, page 1 from the verdict
+record, the generic report, formatters, the figure style, and HTML/PDF rendering.
 
-Reports only read: nothing here runs an analysis (``tests/test_reports_only_read.py``);
-every design's report data comes through the one loader, :mod:`cuegap.reports._loader`.
+Reports only read: nothing here runs an analysis (``tests/test_reports_only_read.py``).
+Each design builds its own report data and context in its package
+(``cuegap/designs/<name>/_report*.py``) from :mod:`cuegap.reports._loader`, and hands them
+out through ``Design.report_data`` and ``Design.report_context``.
 
 Depends on cuegap.audit and cuegap.models result types, cuegap.schema queries, jinja2,
 matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/templates``.
 
-    from cuegap.reports import build_report, write_report
+    from cuegap.designs import get
+    from cuegap.reports import write_report
     from cuegap.schema import make_engine
 
     engine = make_engine("sqlite:///cuegap.db")
-    paths = write_report(build_report(engine), "reports/")   # {"html": ..., "pdf": ...}
+    design = get("dilemma")
+    data = design.report_data(engine, design.report_analysis(engine), None)
+    paths = write_report(data, "reports/")   # {"html": ..., "pdf": ...}
 """
 
-from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_report
-from cuegap.reports._context import report_context, signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
-from cuegap.reports._figure_style import legend_above
-from cuegap.reports._figures import OKABE_ITO, VERDICT_STYLE, to_svg
-from cuegap.reports._figures import _style as figure_style
+from cuegap.reports._figure_style import (
+    DIRECT_COLOUR,
+    OKABE_ITO,
+    PUZZLED_COLOUR,
+    VERDICT_STYLE,
+    legend_above,
+    to_svg,
+)
+from cuegap.reports._figure_style import _style as figure_style
 from cuegap.reports._format import _date as fmt_date
+from cuegap.reports._format import _num as to_float
 from cuegap.reports._format import _p as fmt_p
+from cuegap.reports._format import _pct as fmt_pct
 from cuegap.reports._format import _text as fmt_text
-from cuegap.reports._format import provenance_rows
+from cuegap.reports._format import provenance_rows, signoff_rows
 from cuegap.reports._generic import (
     GenericReportData,
     change_rows,
     generic_report_context,
     generic_report_data,
 )
-from cuegap.reports._loader import load_stored, load_tables, load_verdict_page, matching_fit
+from cuegap.reports._loader import (
+    REPORT_SCHEMA_VERSION,
+    load_stored,
+    load_tables,
+    load_verdict_page,
+    matching_fit,
+    report_versions,
+)
 from cuegap.reports._plan_figure import plan_figure
 from cuegap.reports._render import (
     FORMATS,
@@ -46,17 +65,17 @@ from cuegap.reports._render import (
 from cuegap.reports._rounding import decimals_for, fmt_interval, fmt_num, fmt_pm
 
 __all__ = [
+    "DIRECT_COLOUR",
     "FORMATS",
     "OKABE_ITO",
+    "PUZZLED_COLOUR",
     "REPORT_SCHEMA_VERSION",
     "TEMPLATES_DIR",
     "VERDICT_STYLE",
     "GenericReportData",
     "RefusedFetch",
     "RenderedReport",
-    "ReportData",
     "TemplateOnlyFetcher",
-    "build_report",
     "change_rows",
     "content_hash",
     "decimals_for",
@@ -66,6 +85,7 @@ __all__ = [
     "fmt_interval",
     "fmt_num",
     "fmt_p",
+    "fmt_pct",
     "fmt_pm",
     "fmt_text",
     "generic_report_context",
@@ -81,8 +101,9 @@ __all__ = [
     "render_html",
     "render_pdf",
     "render_signed",
-    "report_context",
+    "report_versions",
     "signoff_rows",
+    "to_float",
     "to_svg",
     "write_files",
     "write_report",

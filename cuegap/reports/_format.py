@@ -1,13 +1,13 @@
-"""Small formatters and table lookups shared by the report's context builders."""
+"""Small formatters shared by every design's report context: numbers, dates, text, p-values,
+provenance and sign-off rows (every value leaves as text)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
-
-from cuegap.reports._build import ReportData
 
 
 def _pct(x: Any) -> str:
@@ -42,37 +42,6 @@ def _p(x: Any) -> str:
     if not math.isfinite(value):
         return "–"
     return "< 0.001" if value < 0.0005 else f"{value:.3f}"
-
-
-def _table(data: ReportData, name: str) -> pd.DataFrame:
-    return data.tables.get(name, pd.DataFrame())
-
-
-def _headline(df: pd.DataFrame, data: ReportData) -> pd.DataFrame:
-    if df.empty or "consequences" not in df.columns:
-        return df
-    return df[df["consequences"] == data.settings.consequences]
-
-
-#: How conditions are named in report text (the paper's spelling).
-CONDITION_NAMES = {
-    "neutral": "Neutral",
-    "direct": "Direct",
-    "puzzled": "Puzzled",
-    "named": "Named",
-    "formal_named": "FormalNamed",
-    "explicit": "Explicit",
-    "implicit": "Implicit",
-    "control": "Control",
-}
-
-
-def _display(cond: tuple[str, str | None] | list) -> str:
-    """A compared condition as report text: "Direct", "Puzzled" (the paper's Puzzled is
-    Puzzled-hard), "Puzzled-easy", "Named"."""
-    name, diff = cond[0], cond[1] if len(cond) > 1 else None
-    base = CONDITION_NAMES.get(str(name), str(name))
-    return base if diff is None or diff == "hard" else f"{base}-{diff}"
 
 
 def provenance_rows(data: Any) -> dict[str, list[dict[str, str]]]:
@@ -116,3 +85,16 @@ def provenance_rows(data: Any) -> dict[str, list[dict[str, str]]]:
             for r in p.quarantine.itertuples()
         ],
     }
+
+
+def signoff_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Sign-off records as the sign-off block prints them (every value is text)."""
+    return [
+        {k: _text(s.get(k)) for k in ("reviewer", "decision", "signed_at", "comment")}
+        | {
+            "report_sha256": _text(s.get("report_sha256") or s.get("report_hash")),
+            "record_hash": _text(s.get("record_hash")),
+            "key_id": _text(s.get("key_id")) if s.get("key_id") else "",
+        }
+        for s in records
+    ]

@@ -18,8 +18,7 @@ from typing import Any, ClassVar
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from cuegap.reports._context import signoff_rows
-from cuegap.reports._format import _text
+from cuegap.reports._format import _text, signoff_rows
 from cuegap.reports._loader import load_stored, load_verdict_page
 from cuegap.reports._rounding import fmt_num
 

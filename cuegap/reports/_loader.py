@@ -1,6 +1,6 @@
 """The one report loader: what every design's report reads from a stored analysis.
 
-A report only reads. Each design's report data (:mod:`cuegap.reports._build`,
+A report only reads. Each design's report data (:mod:`cuegap.designs.dilemma._report`,
 ``_qa_report``, ``_pv_standalone``, ``_conv_report``) is built from :func:`load_stored`:
 the analysis row, its result tables, the package versions, the store's provenance and the
 sign-offs to print, plus :func:`matching_fit` for the Bayesian fit of the same data and

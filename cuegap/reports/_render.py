@@ -15,20 +15,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
 from cuegap.files import write_new_files
-from cuegap.reports._build import ReportData
-from cuegap.reports._context import signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher
+from cuegap.reports._format import signoff_rows
 from cuegap.reports._verdict_page import verdict_page_context
 from cuegap.terminal import show_bidi
-
-if TYPE_CHECKING:
-    from cuegap.designs.qa._report import QAReportData
 
 Format = Literal["html", "pdf"]
 FORMATS: tuple[Format, ...] = ("html", "pdf")
@@ -125,7 +121,7 @@ def content_hash(html: str) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _design_context(data: ReportData | QAReportData) -> tuple[dict[str, Any], str]:
+def _design_context(data: Any) -> tuple[dict[str, Any], str]:
     """The template context and top-level template of a report's study design."""
     from cuegap.designs import get
 
@@ -135,13 +131,13 @@ def _design_context(data: ReportData | QAReportData) -> tuple[dict[str, Any], st
     return get(name).report_context(data)
 
 
-def render_html(data: ReportData | QAReportData, *, now: datetime | None = None) -> RenderedReport:
+def render_html(data: Any, *, now: datetime | None = None) -> RenderedReport:
     """Render the report to one self-contained HTML document.
 
     Parameters
     ----------
     data : ReportData
-        From :func:`~cuegap.reports.build_report`.
+        From :func:`~cuegap.designs.dilemma._report.build_report`.
     now : datetime, optional
         Generation time (default: now, UTC).
 
@@ -273,7 +269,7 @@ def write_files(out_dir: Path | str, stem: str, files: Mapping[str, bytes]) -> d
 
 
 def write_report(
-    data: ReportData,
+    data: Any,
     out_dir: Path | str,
     *,
     formats: Iterable[Format] = FORMATS,

@@ -1,6 +1,6 @@
 """Figures of the conversation report (seed 003 §4-5): shift rates per demographic and
 instantiation, and contrast forest plots with one panel per benchmark. House style of
-:mod:`cuegap.reports._figures`: Okabe-Ito colours always paired with a marker, inline
+:mod:`cuegap.designs.dilemma._report_figures`: Okabe-Ito colours always paired with a marker, inline
 SVG, deterministic bytes. System and demographic names are drawn as text by matplotlib
 (never markup) and the SVG is escaped by it."""
 

@@ -146,7 +146,7 @@ class DilemmaDesign(Design):
         return analysis_id if fit is None else fit
 
     def report_data(self, engine: Engine, analysis_id: int, progress: Progress | None) -> Any:
-        from cuegap.reports import build_report
+        from cuegap.designs.dilemma._report import build_report
 
         return build_report(engine, analysis_id=analysis_id, progress=progress)
 
@@ -168,7 +168,7 @@ class DilemmaDesign(Design):
         return int(result.id)
 
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
-        from cuegap.reports import report_context
+        from cuegap.designs.dilemma._report_context import report_context
 
         return report_context(data), "report.html.j2"
 

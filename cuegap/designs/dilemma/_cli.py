@@ -75,8 +75,8 @@ def analyze_dilemma(engine: Any, options: AnalyzeOptions) -> int:
 
 def print_analysis(result: Any) -> None:
     """The dilemma analysis's headline: the compared conditions and the macro gap."""
-    from cuegap.audit import condition_label
     from cuegap.designs.dilemma._analysis_tables import TABLES
+    from cuegap.designs.dilemma.stats import condition_label
 
     how = "reused (data and settings unchanged)" if result.reused else "computed and stored"
     console.print(

@@ -1,6 +1,6 @@
 """The prompt-variance section's Bayesian variance components and Nemenyi post-hoc: read
 the newest ``pv_bayesian`` analysis, format both for ``partials/_pv_bayes.html.j2`` and
-draw the component-share figure (house style of :mod:`cuegap.reports._figures`)."""
+draw the component-share figure (house style of :mod:`cuegap.designs.dilemma._report_figures`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Figures of the prompt-variance section (seed 003 §3): the η² distribution per metric
 and the system rankings across prompt combinations. House style of
-:mod:`cuegap.reports._figures`: Okabe-Ito colours always paired with a marker or line
+:mod:`cuegap.designs.dilemma._report_figures`: Okabe-Ito colours always paired with a marker or line
 style, inline SVG, deterministic bytes."""
 
 from __future__ import annotations

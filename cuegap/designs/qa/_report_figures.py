@@ -1,6 +1,7 @@
 """Figures of the QA-design report (seed 001): explicit vs implicit per system, the gap
 per dimension, and the prompting strategies. Same house style as the dilemma figures
-(:mod:`cuegap.reports._figures`): Okabe-Ito colours with distinct markers, inline SVG,
+(:mod:`cuegap.designs.dilemma._report_figures`): Okabe-Ito colours with distinct markers, inline
+SVG,
 deterministic bytes."""
 
 from __future__ import annotations

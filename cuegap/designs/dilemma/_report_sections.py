@@ -13,9 +13,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cuegap.designs.dilemma._report import ReportData
+from cuegap.designs.dilemma._report_format import _headline, _table
 from cuegap.designs.dilemma.stats import condition_label, condition_mask
-from cuegap.reports._build import ReportData
-from cuegap.reports._format import _date, _headline, _num, _pct, _table, _text
+from cuegap.reports import fmt_date as _date
+from cuegap.reports import fmt_pct as _pct
+from cuegap.reports import fmt_text as _text
+from cuegap.reports import to_float as _num
 
 EXAMPLE_CHARS = 600
 

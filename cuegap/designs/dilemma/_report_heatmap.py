@@ -10,7 +10,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from cuegap.reports._figure_style import _style, to_svg
+from cuegap.reports import figure_style as _style
+from cuegap.reports import to_svg
 
 
 def intersection_gap_plot(

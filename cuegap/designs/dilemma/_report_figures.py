@@ -6,8 +6,8 @@ prefixed per figure so that several SVGs can share one HTML page.
 
 Here: the forest plot of the macro gap and the group nets. The style and SVG conversion
 are in :mod:`cuegap.reports._figure_style`, the per-system rank and asymmetry figures in
-:mod:`cuegap.reports._system_figures`, the gender × race heatmap in
-:mod:`cuegap.reports._heatmap_figures`; every name stays importable from here.
+:mod:`cuegap.designs.dilemma._report_system_figures`, the gender × race heatmap in
+:mod:`cuegap.designs.dilemma._report_heatmap`; every name stays importable from here.
 """
 
 from __future__ import annotations
@@ -20,24 +20,23 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from cuegap.reports._figure_style import (
-    _RC,  # noqa: F401 (re-exported: importable from here as before)
-    DIRECT_COLOUR,
-    OKABE_ITO,
-    PUZZLED_COLOUR,
-    VERDICT_STYLE,
-    _style,
-    legend_above,
-    to_svg,
-)
-from cuegap.reports._heatmap_figures import intersection_gap_plot
-from cuegap.reports._system_figures import (
+from cuegap.designs.dilemma._report_heatmap import intersection_gap_plot
+from cuegap.designs.dilemma._report_system_figures import (
     _quiet_adjust_text,  # noqa: F401
     asymmetry_figure,
     asymmetry_plot,
     rank_figure,
     rank_plot,
 )
+from cuegap.reports import (
+    DIRECT_COLOUR,
+    OKABE_ITO,
+    PUZZLED_COLOUR,
+    VERDICT_STYLE,
+    legend_above,
+    to_svg,
+)
+from cuegap.reports import figure_style as _style
 
 
 def forest_plot(

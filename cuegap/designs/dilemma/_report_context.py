@@ -8,19 +8,22 @@ figures, which matplotlib writes with escaped text, are marked safe.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from cuegap.designs.dilemma import _report_figures as figs
+from cuegap.designs.dilemma._report import ReportData
+from cuegap.designs.dilemma._report_format import _display, _headline, _table
+from cuegap.designs.dilemma._report_sections import _cover, _diagnostics, _quality
 from cuegap.designs.dilemma.stats import condition_mask
-from cuegap.reports import _figures as figs
-from cuegap.reports._build import ReportData
-from cuegap.reports._format import _date, _display, _headline, _num, _p, _table, _text
-from cuegap.reports._rounding import fmt_interval, fmt_num, fmt_pm
-from cuegap.reports._sections import _cover, _diagnostics, _quality
+from cuegap.reports import fmt_date as _date
+from cuegap.reports import fmt_interval, fmt_num, fmt_pm, signoff_rows
+from cuegap.reports import fmt_p as _p
+from cuegap.reports import fmt_text as _text
+from cuegap.reports import to_float as _num
 
 VERDICT_LABELS = {
     "flagged": "flagged for performative compliance",
@@ -281,7 +284,7 @@ def report_context(data: ReportData) -> dict[str, Any]:
     Parameters
     ----------
     data : ReportData
-        From :func:`~cuegap.reports.build_report`.
+        From :func:`~cuegap.designs.dilemma._report.build_report`.
 
     Returns
     -------
@@ -328,16 +331,3 @@ def report_context(data: ReportData) -> dict[str, Any]:
         "signoffs": signoff_rows(data.signoffs),
         "signed_report": None,
     }
-
-
-def signoff_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """Sign-off records as the sign-off block prints them (every value is text)."""
-    return [
-        {k: _text(s.get(k)) for k in ("reviewer", "decision", "signed_at", "comment")}
-        | {
-            "report_sha256": _text(s.get("report_sha256") or s.get("report_hash")),
-            "record_hash": _text(s.get("record_hash")),
-            "key_id": _text(s.get("key_id")) if s.get("key_id") else "",
-        }
-        for s in records
-    ]

@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 from adjustText import adjust_text
 
-from cuegap.reports._figure_style import DIRECT_COLOUR, OKABE_ITO, PUZZLED_COLOUR, _style, to_svg
+from cuegap.reports import DIRECT_COLOUR, OKABE_ITO, PUZZLED_COLOUR, to_svg
+from cuegap.reports import figure_style as _style
 
 
 def rank_plot(ranks: pd.DataFrame, *, explicit: str = "Direct", implicit: str = "Puzzled") -> str:

@@ -13,14 +13,9 @@ from sqlalchemy.engine import Engine
 
 from cuegap.audit import latest_analysis_id
 from cuegap.designs.dilemma._analysis_settings import AnalysisSettings, settings_from_dict
+from cuegap.designs.dilemma._report_bayes import BayesResults, load_bayesian
 from cuegap.models import Policy
-from cuegap.reports._bayes import BayesResults, load_bayesian
-from cuegap.reports._loader import (
-    REPORT_SCHEMA_VERSION,
-    load_tables,
-    load_verdict_page,
-    report_versions,
-)
+from cuegap.reports import REPORT_SCHEMA_VERSION, load_tables, load_verdict_page, report_versions
 from cuegap.schema import (
     Analysis,
     Provenance,

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from cuegap.audit import load_posteriors, posterior_artifacts
 from cuegap.cli import app
 from cuegap.designs import BayesSettings
 from cuegap.designs.prompt_variance._analysis import analyze_prompt_variance
@@ -76,6 +77,12 @@ def test_store_round_trip_reuse_and_report(engine, sim_dir: Path, fake) -> None:
     gap = res.tables["pv_bayes_spread"].query("metric == 'cue_gap'")
     assert list(gap["category"]) == ["(all)", "(all)"] and gap["sd_format"].gt(0).all()
     assert set(res.tables["pv_bayes_diagnostics"]["sampler"]) == {"nutpie"}
+    # every metric's posterior is stored with the analysis, through the one store path
+    posts = load_posteriors(engine, res.id)
+    assert set(posts) == {f"idata:{m}" for m in comp["metric"].unique()}
+    sd = posts["idata:cue_gap"].posterior["sd"]
+    diag = res.tables["pv_bayes_diagnostics"].query("metric == 'cue_gap'").iloc[-1]
+    assert sd.shape[:2] == (2, int(diag["draws"])) and float(sd.min()) > 0  # the last attempt
     again = analyze_pv_bayes(engine, bayes=small)
     assert again.reused and again.id == res.id and again.status == "ok"
     assert len(again.tables["pv_bayes_components"]) == len(comp)
@@ -123,3 +130,12 @@ def test_cli_analyze_bayes_prints_shares_and_exports(tmp_path: Path, sim_dir: Pa
     out = cli("analyze", "--design", "prompt-variance", "--bayes", "--factors",
               "choice_format,field_order,strategy", code=2)  # fmt: skip
     assert "one or two factors" in out and "Traceback" not in out
+
+
+def test_a_posterior_is_named_idata_or_idata_part() -> None:
+    import arviz as az
+
+    idata = az.from_dict(posterior={"x": np.zeros((1, 3))})
+    assert set(posterior_artifacts({"idata": idata, "idata:a": idata})) == {"idata", "idata:a"}
+    with pytest.raises(ValueError, match="'trace'"):
+        posterior_artifacts({"trace": idata})

@@ -74,6 +74,46 @@ def _settings_key(settings: Mapping[str, Any]) -> str:
     return json.dumps(settings, sort_keys=True, default=str)
 
 
+#: How a stored posterior is typed among an analysis's artifacts.
+POSTERIOR_MEDIA_TYPE = "application/x-netcdf"
+
+
+def posterior_artifacts(posteriors: Mapping[str, Any]) -> dict[str, tuple[bytes, str]]:
+    """Posteriors as stored artifacts: name -> (NetCDF-4 bytes, media type).
+
+    Parameters
+    ----------
+    posteriors : mapping of str to arviz.InferenceData
+        ``"idata"`` for a fit's one posterior; ``"idata:<part>"`` for a design that fits
+        several models in one analysis (the prompt-variance design: one per metric).
+    """
+    bad = [n for n in posteriors if n != "idata" and not n.startswith("idata:")]
+    if bad:
+        raise ValueError(f"a posterior's name is 'idata' or 'idata:<part>', not {bad[0]!r}")
+    return {n: (models.idata_to_bytes(i), POSTERIOR_MEDIA_TYPE) for n, i in posteriors.items()}
+
+
+def load_posteriors(engine: Engine, analysis_id: int) -> dict[str, Any]:
+    """Every posterior an analysis stored, by name (empty when it stored none).
+
+    Raises
+    ------
+    ValueError
+        When a stored posterior does not match its SHA-256.
+    """
+    stmt = select(AnalysisArtifact.name, AnalysisArtifact.content, AnalysisArtifact.sha256).where(
+        AnalysisArtifact.analysis_id == analysis_id,
+        AnalysisArtifact.media_type == POSTERIOR_MEDIA_TYPE,
+    )
+    out: dict[str, Any] = {}
+    with engine.connect() as conn:
+        for row in conn.execute(stmt.order_by(AnalysisArtifact.name)):
+            if hashlib.sha256(row.content).hexdigest() != row.sha256:
+                raise ValueError(f"the stored posterior {row.name!r} does not match its SHA-256")
+            out[row.name] = models.idata_from_bytes(row.content)
+    return out
+
+
 def save_analysis(
     engine: Engine,
     *,
@@ -86,14 +126,22 @@ def save_analysis(
     descriptions: Mapping[str, str] | None = None,
     message: str | None = None,
     artifacts: Mapping[str, tuple[bytes, str]] | None = None,
+    posteriors: Mapping[str, Any] | None = None,
 ) -> int:
     """Store an analysis, its tables and artifacts in one transaction; returns its id.
 
-    ``artifacts`` maps a name to ``(content, media_type)``. The analysis is sealed in the
-    store's ledger in the same transaction (its content digest covers settings, tables and
-    artifacts), so that :func:`cuegap.compliance.verify` notices any later edit.
+    ``artifacts`` maps a name to ``(content, media_type)``. ``posteriors`` maps a name to
+    an ArviZ ``InferenceData``: every design's Bayesian fit stores its posterior this way,
+    as NetCDF-4 (:func:`cuegap.models.idata_to_bytes`), read back by :func:`load_idata`
+    (``"idata"``, a fit's one posterior) or :func:`load_posteriors` (all of them).
+
+    The analysis is sealed in the store's ledger in the same transaction (its content
+    digest covers settings, tables and artifacts), so that
+    :func:`cuegap.compliance.verify` notices any later edit.
     """
     descriptions = descriptions or {}
+    if posteriors:
+        artifacts = {**(artifacts or {}), **posterior_artifacts(posteriors)}
     records = _verdict_records(kind, settings, tables, status)
     if records is not None:
         tables = {**tables, "verdict_records": records}
@@ -255,7 +303,9 @@ __all__ = [
     "list_analyses",
     "list_tables",
     "load_idata",
+    "load_posteriors",
     "load_table",
+    "posterior_artifacts",
     "save_analysis",
     "table_from_json",
     "table_to_json",

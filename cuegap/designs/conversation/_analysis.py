@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from cuegap import models
 from cuegap.audit import find_analysis, frame_digest, load_table, save_analysis
 from cuegap.designs.conversation._analysis_tables import (
     ConvSettings,
@@ -199,7 +198,7 @@ def analyze_conversation(
         data_fingerprint=fingerprint, system_fingerprints=_system_fingerprints(counts),
         settings=b_stored, tables=b_tables, descriptions=BAYES_DESCRIPTIONS,
         message=fit.message,
-        artifacts={"idata": (models.idata_to_bytes(fit.idata), "application/x-netcdf")},
+        posteriors={"idata": fit.idata},
     )  # fmt: skip
     return _with_bayes(result, b_id, b_tables, fit.converged, fit.message)
 

@@ -211,7 +211,6 @@ def analyze_bayes(
     )  # a gap that does not survive the prompt variants is never a clean flag or pass:
     tables["verdicts"] = apply_formats(tables["verdicts"], freq.tables.get(FORMATS_TABLE), s)
     say("storing results")
-    blob = models.idata_to_bytes(fit.idata)
     analysis_id = save_analysis(
         engine,
         kind="bayesian",
@@ -221,7 +220,7 @@ def analyze_bayes(
         settings=settings_dict,
         tables=tables,
         message=fit.message,
-        artifacts={"idata": (blob, "application/x-netcdf")},
+        posteriors={"idata": fit.idata},
     )
     return _load_result(engine, analysis_id, tables=tables)
 

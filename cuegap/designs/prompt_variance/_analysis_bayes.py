@@ -62,6 +62,7 @@ def pv_bayes_fit_tables(
     bayes: BayesSettings | None = None,
     gap_runs: pd.DataFrame | None = None,
     sampler_progress: bool = False,
+    posteriors: dict[str, Any] | None = None,
     **gate: Any,
 ) -> tuple[dict[str, pd.DataFrame], str]:
     """Fit the variance-components model to a per-run count table (pure; no store).
@@ -77,6 +78,9 @@ def pv_bayes_fit_tables(
         Per-run cue gaps (``system``, factors, ``replicate``, ``gap``), fitted as metric
         ``cue_gap``.
     sampler_progress : bool
+    posteriors : dict, optional
+        When given, receives each metric's posterior as ``"idata:<metric>"`` (what
+        :func:`cuegap.audit.save_analysis` stores).
     **gate
         ``min_ess`` / ``max_rhat`` for :func:`cuegap.designs.prompt_variance.stats.fit_pv_bayes`
         (tests only).
@@ -99,6 +103,8 @@ def pv_bayes_fit_tables(
     )
     tables = pv_stats.pv_bayes_tables(fit)
     tables["pv_bayes_diagnostics"] = fit.diagnostics
+    if posteriors is not None:  # one posterior per metric, stored with the analysis
+        posteriors.update({f"idata:{metric}": f[0] for metric, f in fit.fits.items()})
     messages = [f[3] for f in fit.fits.values() if not f[2]]
     return tables, "; ".join(messages) or "ok"
 
@@ -171,9 +177,11 @@ def analyze_pv_bayes(
     if "strategy" not in factors:
         gaps = cue_gap_runs(by_cue, factors=factors, strategy=settings.strategy)
     say(f"sampling ({b.sampler}, {b.chains} chains x {b.draws} draws) per metric")
+    posteriors: dict[str, Any] = {}
     tables, message = pv_bayes_fit_tables(
-        counts, factors=factors, bayes=b, gap_runs=gaps, sampler_progress=sampler_progress
-    )
+        counts, factors=factors, bayes=b, gap_runs=gaps, sampler_progress=sampler_progress,
+        posteriors=posteriors,
+    )  # fmt: skip
     status = "ok" if message == "ok" else "not_converged"
     systems = sorted(set(counts["system"]))
     analysis_id = save_analysis(
@@ -186,5 +194,6 @@ def analyze_pv_bayes(
         tables=tables,
         descriptions=BAYES_DESCRIPTIONS,
         message=message,
+        posteriors=posteriors,
     )
     return PVBayesResult(analysis_id, fingerprint, factors, status, message, tables, False)

@@ -30,7 +30,6 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 import cuegap.designs.qa.stats as qa_stats
-from cuegap import models
 from cuegap.audit import find_analysis, frame_digest, load_table, save_analysis
 from cuegap.designs import BayesSettings, policy_from_stored
 from cuegap.designs.qa.stats._bayes_model import qa_levels_table
@@ -369,7 +368,7 @@ def analyze_qa_bayes(
         tables=tables,
         descriptions=BAYES_DESCRIPTIONS,
         message=fit.message,
-        artifacts={"idata": (models.idata_to_bytes(_slim(fit.idata)), "application/x-netcdf")},
+        posteriors={"idata": _slim(fit.idata)},
     )
     return QAResult(analysis_id, fingerprint, tables, reused=False)
 

@@ -37,7 +37,13 @@ from cuegap.designs._settings import (
     stored_settings,
 )
 from cuegap.designs._store import designs_in_store, has_rows, resolve_design, varying_factor
-from cuegap.designs._verdicts import gate_applied, policy_of, records_frame, two_sided_rule
+from cuegap.designs._verdicts import (
+    RECORD_COLUMNS,
+    gate_applied,
+    policy_of,
+    records_frame,
+    two_sided_rule,
+)
 
 
 class _Designs(Mapping[str, Design]):
@@ -58,6 +64,7 @@ DESIGNS: Mapping[str, Design] = _Designs()
 
 __all__ = [
     "DESIGNS",
+    "RECORD_COLUMNS",
     "AnalyzeOptions",
     "BayesSettings",
     "Design",

@@ -20,8 +20,9 @@ has one runnable example per design.
 
 from __future__ import annotations
 
+import contextlib
 import io
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +55,18 @@ class Audit:
 
     def __init__(self, engine: Engine, *, quiet: bool = False, out: Any = None) -> None:
         self.engine = engine
+        self.quiet = quiet
         self.out = out if out is not None else _console(quiet)
+
+    @contextlib.contextmanager
+    def _printing(self) -> Iterator[None]:
+        """Where a design's command body prints: nowhere when quiet (the designs' bodies
+        print to the CLI's console, which writes to whatever ``sys.stdout`` is)."""
+        if not self.quiet:
+            yield
+            return
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
 
     def __repr__(self) -> str:
         from cuegap.schema import describe_url
@@ -217,7 +229,8 @@ class Audit:
         chosen_options = analyze_options(
             target, options, policy=chosen, policy_path=policy_path, bayes=bayes, **shared
         )
-        return target.analyze(self.engine, chosen_options, self.out)
+        with self._printing():
+            return target.analyze(self.engine, chosen_options, self.out)
 
     def report(
         self,
@@ -249,7 +262,8 @@ class Audit:
 
         if analysis is None:
             analysis = self.design(design).report_analysis(self.engine)
-        return publish_report(self.engine, analysis, out, formats=formats)  # type: ignore[arg-type]
+        with self._printing():
+            return publish_report(self.engine, analysis, out, formats=formats)  # type: ignore[arg-type]
 
     def evidence(self, out: Path | str, *, key: Path | str | None = None) -> Any:
         """Write the evidence bundle and its in-toto attestation into ``out``
@@ -269,7 +283,8 @@ class Audit:
         given = frozenset(options)
         sim = SimulateOptions(Path(out), systems=systems, seed=seed, scale=scale,
                               values=options, given=given)  # fmt: skip
-        chosen.simulate(sim, self.out)
+        with self._printing():
+            chosen.simulate(sim, self.out)
         return Path(out)
 
     def ingest(self, *paths: Path | str) -> list[Any]:
@@ -321,10 +336,12 @@ def open_store(url: str | None = None, *, create: bool = False, quiet: bool = Fa
 
     engine = make_engine(url)
     db = engine.url.database if engine.dialect.name == "sqlite" else None
-    if db and db != ":memory:" and not Path(db).exists() and not create:
-        engine.dispose()  # connecting would create a file behind a mistyped path
-        raise ValueError(f"no store at {describe_url(engine)}: there is no such file (open "
-                         "it with create=True to create one)")  # fmt: skip
+    if db and db != ":memory:" and not Path(db).exists():
+        if not create:
+            engine.dispose()  # connecting would create a file behind a mistyped path
+            raise ValueError(f"no store at {describe_url(engine)}: there is no such file "
+                             "(open it with create=True to create one)")  # fmt: skip
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
     rev = current_revision(engine)
     if rev != head_revision() and create and (rev is None or known_revision(rev)):
         upgrade(engine)

@@ -13,6 +13,9 @@ import base64
 import copy
 import hashlib
 import json
+import re
+import shutil
+import subprocess
 import tomllib
 from collections.abc import Iterator
 from fnmatch import fnmatch
@@ -237,3 +240,70 @@ def test_the_command_line(audited) -> None:
         bad = CliRunner().invoke(app, ["--db", url, *args])
         assert bad.exit_code == 2, bad.output
     assert not (root / "x").exists()
+
+
+DOC = ROOT / "docs" / "evidence.md"
+
+
+def _doc_block(language: str) -> str:
+    text = DOC.read_text(encoding="utf-8")
+    (block,) = re.findall(rf"^```{language}\n(.*?)^```", text, re.M | re.S)
+    return block
+
+
+def _as_documented(audited, where: Path) -> Path:
+    """The files laid out under the names docs/evidence.md uses; returns the report."""
+    _audit, files, pub, report, _root = audited
+    assert report.name == "cuegap-report-1.html"
+    for src, dest in ((files.envelope, "evidence/cuegap-evidence.intoto.jsonl"),
+                      (pub, "ada.key.pub"), (report, "reports/cuegap-report-1.html")):  # fmt: skip
+        (where / dest).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, where / dest)
+    return where / "reports" / "cuegap-report-1.html"
+
+
+def _tamper(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 3] ^= 0x20
+    path.write_bytes(bytes(data))
+
+
+def test_the_documented_python_check_passes_and_catches_a_changed_report(
+    audited, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    code = compile(_doc_block("python"), "docs/evidence.md", "exec")
+    copied = _as_documented(audited, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    exec(code, {"__name__": "__evidence__"})
+    assert "sim-qa-system-01 qa" in capsys.readouterr().out
+    _tamper(copied)
+    with pytest.raises(AssertionError, match="is not the attested report"):
+        exec(code, {"__name__": "__evidence__"})
+
+
+@pytest.mark.skipif(
+    not all(shutil.which(t) for t in ("jq", "openssl", "base64", "sha256sum")),
+    reason="the documented shell check needs jq, openssl, base64 and sha256sum",
+)
+def test_the_documented_shell_check_passes_and_catches_a_changed_report(
+    audited, tmp_path: Path
+) -> None:
+    script = "set -euo pipefail\n" + _doc_block("bash")
+    copied = _as_documented(audited, tmp_path)
+    run = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "Signature Verified Successfully" in run.stdout
+    assert "the report is the attested one" in run.stdout
+    _tamper(copied)
+    run = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode != 0 and "the report is the attested one" not in run.stdout
+    # a payload signed by no one fails OpenSSL's check
+    (tmp_path / "reports" / "cuegap-report-1.html").write_bytes(audited[3].read_bytes())
+    env_path = tmp_path / "evidence" / "cuegap-evidence.intoto.jsonl"
+    env = json.loads(env_path.read_text())
+    stmt = json.loads(base64.b64decode(env["payload"]))
+    stmt["predicate"]["verdict_records"][0]["decision"] = "passed"
+    env["payload"] = base64.b64encode(json.dumps(stmt).encode()).decode()
+    env_path.write_text(json.dumps(env) + "\n")
+    run = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode != 0 and "Signature Verified Successfully" not in run.stdout

@@ -307,3 +307,18 @@ def test_the_documented_shell_check_passes_and_catches_a_changed_report(
     env_path.write_text(json.dumps(env) + "\n")
     run = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode != 0 and "Signature Verified Successfully" not in run.stdout
+
+
+def test_a_link_at_an_output_name_is_never_followed(audited, tmp_path: Path) -> None:
+    audit, _files, _pub, _report, _root = audited
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"do not touch\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "cuegap-evidence.json").symlink_to(victim)
+    written = write_evidence(audit.engine, out)
+    assert victim.read_bytes() == b"do not touch\n"
+    assert written.bundle.name == "cuegap-evidence-2.json" and not written.bundle.is_symlink()
+    jsonschema.Draft202012Validator(evidence_schema()).validate(
+        json.loads(written.bundle.read_text())
+    )

@@ -125,3 +125,17 @@ def test_analyze_refuses_another_designs_option(two_designs) -> None:
     audit, _url = two_designs
     with pytest.raises(ValueError, match="unit"):
         audit.analyze("qa", boot=40, unit="persona")
+
+
+def test_verdicts_ask_each_design_which_analyses_are_current(two_designs, monkeypatch) -> None:
+    """Shared code reads a design's current verdicts through its
+    ``Design.current_analyses`` hook, not by the design's kinds."""
+    from cuegap.designs import DESIGNS
+
+    audit, _url = two_designs
+    oldest = int(audit.analyses()["id"].min())  # the QA analysis
+    monkeypatch.setattr(DESIGNS["prompt-variance"], "current_analyses", lambda engine: [oldest])
+    verdicts = audit.verdicts("prompt-variance")
+    assert set(verdicts["analysis_id"]) == {oldest} and set(verdicts["design"]) == {"qa"}
+    monkeypatch.setattr(DESIGNS["qa"], "current_analyses", lambda engine: [])
+    assert set(audit.verdicts()["design"]) == {"qa"}  # only what the pv hook named

@@ -1,30 +1,15 @@
-"""The notebook API: one object for a store, :class:`Audit`, opened with :func:`open_store`
-(``cuegap.open(url)``).
-
-::
-
-    import cuegap
-
-    audit = cuegap.open("sqlite:///cuegap.db")
-    audit.designs              # ('qa',): the designs the store holds
-    audit.analyze(boot=200)    # run (or reuse) the design's analysis; its id
-    audit.verdicts()           # every design's current verdicts, one DataFrame
-    audit.table("qa_cue_gap")  # any stored result table by name
-    audit.report(out="reports")
-
-The CLI's ``analyses``, ``export`` (of a table) and ``analyze`` go through the same methods.
-Nothing here computes: it asks the design registry (:mod:`cuegap.designs`), the analysis
-store (:mod:`cuegap.audit`) and publishing (:mod:`cuegap.reanalysis`). ``docs/notebook.md``
-has one runnable example per design.
-"""
+"""The :class:`Audit` object of the notebook API: one store, read and worked on through
+the design registry, the analysis store and publishing."""
 
 from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from cuegap.api._options import analyze_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -294,68 +279,3 @@ class Audit:
 
         files = [f for p in paths for f in expand_path(Path(p))[0]]
         return [ingest_path(self.engine, f) for f in ingest_order(files)]
-
-
-def analyze_options(design: Any, values: Mapping[str, Any], **shared: Any) -> Any:
-    """The :class:`~cuegap.designs.AnalyzeOptions` for ``design``, after refusing the
-    design-specific options it does not take (None means "not given")."""
-    from cuegap.designs import AnalyzeOptions, refuse_options
-
-    given = frozenset(k for k, v in values.items() if v is not None)
-    refuse_options(design, given, command="analyze")
-    return AnalyzeOptions(values=dict(values), given=given, **shared)
-
-
-def open_store(url: str | None = None, *, create: bool = False, quiet: bool = False) -> Audit:
-    """Open a cuegap store: ``cuegap.open(url)``.
-
-    Parameters
-    ----------
-    url : str, optional
-        ``sqlite:///FILE``, ``postgresql://USER@HOST/DB`` or a SQLite file path (default:
-        ``$CUEGAP_DB``, else ``sqlite:///cuegap.db``).
-    create : bool
-        Create the store (or bring it to this cuegap's schema) when needed.
-    quiet : bool
-        Print nothing from ``analyze`` and ``simulate``.
-
-    Raises
-    ------
-    ValueError
-        When the store is empty (and ``create`` is False), or at another schema revision.
-    """
-    from cuegap.schema import (
-        current_revision,
-        describe_url,
-        head_revision,
-        known_revision,
-        make_engine,
-        newer_store_error,
-        upgrade,
-    )
-
-    engine = make_engine(url)
-    db = engine.url.database if engine.dialect.name == "sqlite" else None
-    if db and db != ":memory:" and not Path(db).exists():
-        if not create:
-            engine.dispose()  # connecting would create a file behind a mistyped path
-            raise ValueError(f"no store at {describe_url(engine)}: there is no such file "
-                             "(open it with create=True to create one)")  # fmt: skip
-        Path(db).parent.mkdir(parents=True, exist_ok=True)
-    rev = current_revision(engine)
-    if rev != head_revision() and create and (rev is None or known_revision(rev)):
-        upgrade(engine)
-    elif rev is None:
-        engine.dispose()
-        raise ValueError(f"the store at {describe_url(engine)} is empty: open it with "
-                         "create=True, or run `cuegap init`")  # fmt: skip
-    elif not known_revision(rev):
-        engine.dispose()
-        raise newer_store_error(rev)
-    elif rev != head_revision():
-        engine.dispose()
-        raise ValueError(
-            f"the store at {describe_url(engine)} is at schema revision {rev}; open it with "
-            "create=True, or run `cuegap init`, to upgrade it"
-        )
-    return Audit(engine, quiet=quiet)

@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
@@ -46,7 +47,7 @@ def evidence_schema() -> dict[str, Any]:
 
 def _plain(value: Any) -> Any:
     """A JSON-ready value: NaN and missing become null, numpy scalars Python numbers."""
-    if value is None:
+    if value is None or value is pd.NA or value is pd.NaT:
         return None
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         value = value.item()  # numpy scalar

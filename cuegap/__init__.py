@@ -24,3 +24,17 @@ def _wire() -> None:
 
 
 _wire()
+
+
+def __getattr__(name: str) -> object:
+    """``cuegap.open`` and ``cuegap.Audit``, the notebook API (:mod:`cuegap.api`), loaded on
+    first use so that ``import cuegap`` stays fast."""
+    if name == "open":
+        from cuegap.api import open_store
+
+        return open_store
+    if name == "Audit":
+        from cuegap.api import Audit
+
+        return Audit
+    raise AttributeError(f"module 'cuegap' has no attribute {name!r}")

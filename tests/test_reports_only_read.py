@@ -26,7 +26,7 @@ PACKAGE = Path(cuegap.__file__).parent
 REPORTS = PACKAGE / "reports"
 ANALYSIS_NAME = re.compile(r"^(_?analy[sz]e\w*|_?reanaly[sz]e\w*|run_\w+|fit_\w+|under_policy)$")
 RUNNING_MODULES = re.compile(
-    r"^cuegap\.(reanalysis\w*|_publish|cli|designs\.\w+\.(_reanalysis|_cli\w*))(\.|$)"
+    r"^cuegap\.(reanalysis\w*|publish|cli|designs\.\w+\.(_reanalysis|_cli\w*))(\.|$)"
 )
 #: Imports the rule checks names from (every cuegap package; ``designs`` has analyze too).
 CUEGAP = re.compile(r"^cuegap(\.|$)")

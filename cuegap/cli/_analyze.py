@@ -144,25 +144,21 @@ def analyze(
     ] = False,
 ) -> None:
     """Compute every statistic of the store's study design and store the result tables."""
-    from cuegap.designs import get, resolve_design
+    from cuegap.api import Audit
     from cuegap.models import load_policy
 
     engine = _engine(create=False)
-    chosen = load_policy(policy)  # a bad policy file is named before the store is read
-    chosen_design = get(resolve_design(engine, design))
+    load_policy(policy)  # a bad policy file is named before the store is read
     values = {"explicit": explicit, "implicit": implicit, "consequences": consequences,
               "strategy": strategy, "factors": factors, "unit": unit, "bh": bh or None}  # fmt: skip
-    options = analyze_options(chosen_design, values, policy=chosen, policy_path=policy,
-                              boot=boot, seed=seed, force=force, bayes=bayes, draws=draws,
-                              chains=chains)  # fmt: skip
-    chosen_design.analyze(engine, options, console)
+    Audit(engine, out=console).analyze(design, bayes=bayes, policy=policy, boot=boot,
+                                       seed=seed, force=force, draws=draws, chains=chains,
+                                       **values)  # fmt: skip
 
 
 def analyze_options(design: Any, values: dict[str, Any], **shared: Any) -> Any:
     """The :class:`~cuegap.designs.AnalyzeOptions` of a command line, after refusing the
-    design-specific options ``design`` does not take."""
-    from cuegap.designs import AnalyzeOptions, refuse_options
+    design-specific options ``design`` does not take (:func:`cuegap.api.analyze_options`)."""
+    from cuegap.api import analyze_options as build
 
-    given = frozenset(k for k, v in values.items() if v is not None)
-    refuse_options(design, given, command="analyze")
-    return AnalyzeOptions(values=values, given=given, **shared)
+    return build(design, values, **shared)

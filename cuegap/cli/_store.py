@@ -14,6 +14,7 @@ from cuegap.cli.common import (
     _fail,
     _report_uninitialised,
     _require_file,
+    _require_folder,
     _State,
     console,
     friendly,
@@ -149,8 +150,13 @@ def _print_status(engine) -> None:
 
 @friendly
 def export(
-    name: Annotated[str, typer.Argument(help="Result table name (see `cuegap tables`).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .csv or .parquet.")],
+    name: Annotated[
+        str | None,
+        typer.Argument(help="Result table name (see `cuegap tables`); not with --evidence."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Output file: .csv or .parquet.")
+    ] = None,
     analysis: Annotated[
         int | None,
         typer.Option("--analysis", help="Analysis id (default: the newest with this table)."),
@@ -163,14 +169,44 @@ def export(
             "unknown kind is refused with the registered designs' kinds.",
         ),
     ] = None,
+    evidence: Annotated[
+        Path | None,
+        typer.Option(
+            "--evidence",
+            help="Instead of a table: write the evidence bundle (cuegap-evidence.json) and "
+            "its in-toto attestation of the registered reports (cuegap-evidence.intoto.jsonl) "
+            "into this folder (see docs/evidence.md).",
+        ),
+    ] = None,
+    key: Annotated[
+        Path | None,
+        typer.Option(
+            "--key",
+            help="With --evidence: the reviewer's Ed25519 private key (`cuegap keygen`) "
+            "that signs the attestation.",
+        ),
+    ] = None,
 ) -> None:
-    """Write one stored result table to CSV or Parquet."""
-    from cuegap.audit import export_table, find_table, list_tables
+    """Write one stored result table to CSV or Parquet, or (--evidence) the evidence others
+    can check without cuegap."""
+    if evidence is not None:
+        if name is not None or out is not None or analysis is not None or kind is not None:
+            raise _fail("--evidence writes the whole evidence: give no table name, --out, "
+                        "--analysis or --kind with it")  # fmt: skip
+        _export_evidence(evidence, key)
+        return
+    if key is not None:
+        raise _fail("--key signs the attestation of --evidence; give --evidence FOLDER")
+    if name is None or out is None:
+        raise _fail("give a table name and --out FILE (or --evidence FOLDER)")
+    from cuegap.api import Audit
+    from cuegap.audit import list_tables
 
     engine = _engine(create=False)
     try:
-        found, found_kind = find_table(engine, name, analysis, kind)
-        path = export_table(engine, name, out, found)
+        path, found, found_kind = Audit(engine, out=console).export(
+            name, out, analysis=analysis, kind=kind
+        )
     except (KeyError, ValueError) as exc:
         raise _fail(str(exc.args[0])) from None
     console.print(
@@ -187,13 +223,27 @@ def export(
             )
 
 
+def _export_evidence(out_dir: Path, key: Path | None) -> None:
+    from cuegap.api import Audit
+
+    _require_folder(out_dir)
+    engine = _engine(create=False)
+    files = Audit(engine, out=console).evidence(out_dir, key=key)
+    signed = "signed" if files.signed else "unsigned (give --key to sign it)"
+    console.print(f"Wrote {safe(files.bundle)} and {safe(files.envelope)}: an in-toto "
+                  f"attestation of {files.reports} registered report file(s), {signed}.",
+                  highlight=False, soft_wrap=True)  # fmt: skip
+    for line in files.unmatched:
+        console.print(f"[yellow]warning:[/] {safe(line)}: the attestation holds its "
+                      "registered SHA-256", highlight=False, soft_wrap=True)  # fmt: skip
+
+
 @friendly
 def analyses() -> None:
     """List the stored analyses, newest first: what each compared, its policy δ and sampling."""
-    from cuegap.audit import list_analyses
+    from cuegap.api import Audit
 
-    engine = _engine(create=False)
-    df = list_analyses(engine)
+    df = Audit(_engine(create=False), out=console).analyses()
     if df.empty:
         console.print("No analyses yet: run `cuegap analyze`.")
         return

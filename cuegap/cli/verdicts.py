@@ -36,8 +36,8 @@ def verdicts(
     Reads the stored `verdict_records` table, which every design's analysis writes in the
     same columns (`cuegap export verdict_records` writes it to a file).
     """
-    from cuegap.audit import latest_analysis_id, load_table
-    from cuegap.designs import designs_in_store, get
+    from cuegap.audit import load_table
+    from cuegap.designs import analysis_kind, designs_in_store, get
 
     engine = _engine(create=False)
     if analysis is not None:
@@ -46,13 +46,11 @@ def verdicts(
         names = [design] if design is not None else designs_in_store(engine)
         found = []
         for name in names:
-            for kind in get(name).kinds:
-                newest = latest_analysis_id(engine, kind)
-                if newest is None:
-                    continue
+            for newest in get(name).current_analyses(engine):
                 try:
                     found.append((newest, load_table(engine, "verdict_records", newest)))
                 except KeyError:  # stored by an older cuegap: no verdict records
+                    kind = analysis_kind(engine, newest)
                     console.print(f"analysis {newest} ({safe(kind)}) has no verdict records: "
                                   "re-run `cuegap analyze --force` to write them")  # fmt: skip
     if not found:

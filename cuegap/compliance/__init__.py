@@ -17,6 +17,7 @@
 Depends on the schema layer (and ``cryptography`` for keys); never imports models or reports.
 """
 
+from cuegap.compliance._keys import key_id, load_pem, raw_public
 from cuegap.compliance._lock import LOCK_TTL, LockHeld, store_lock
 from cuegap.compliance._registry import (
     ComplianceError,
@@ -58,6 +59,9 @@ __all__ = [
     "file_sha256",
     "find_report",
     "generate_key",
+    "key_id",
+    "load_pem",
+    "raw_public",
     "read_witness",
     "record_hash",
     "register_report",

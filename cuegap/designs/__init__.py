@@ -38,6 +38,7 @@ from cuegap.designs._settings import (
 )
 from cuegap.designs._store import designs_in_store, has_rows, resolve_design, varying_factor
 from cuegap.designs._verdicts import (
+    RECORD_COLUMNS,
     column_or,
     gate_applied,
     policy_of,
@@ -64,6 +65,7 @@ DESIGNS: Mapping[str, Design] = _Designs()
 
 __all__ = [
     "DESIGNS",
+    "RECORD_COLUMNS",
     "AnalyzeOptions",
     "BayesSettings",
     "Design",

@@ -186,6 +186,19 @@ class Design(ABC):
         None when an analysis of ``kind`` gives no verdicts."""
         return None
 
+    def current_analyses(self, engine: Engine) -> list[int]:
+        """The stored analyses whose verdicts are this design's current ones: what
+        ``cuegap verdicts``, the notebook API's ``verdicts()`` and an evidence bundle read.
+
+        By default the newest analysis of each of :attr:`kinds`, in their order; empty
+        when none is stored. A design whose newest analysis of a kind is not the one of
+        record overrides it.
+        """
+        from cuegap.schema import latest_analysis_id
+
+        found = (latest_analysis_id(engine, kind) for kind in self.kinds)
+        return [a for a in found if a is not None]
+
     def shown_analysis(self, engine: Engine, analysis_id: int) -> int:
         """The analysis whose verdicts a report of ``analysis_id`` shows: by default the
         analysis itself; a design with a Bayesian fit returns the fit of the same data and

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,8 @@ from cuegap.designs.prompt_variance._simulate import simulate_pv
 from cuegap.designs.prompt_variance.stats import simulate_pv_counts
 from cuegap.designs.qa._analysis import QASettings, analyze_qa
 from cuegap.ingest import ingest_path
-from cuegap.schema import pv_counts
+from cuegap.schema import make_engine, pv_counts, upgrade
+from tests.conftest import pg_database, store_copy
 
 FILES = ("bbq_bank.jsonl", "diffAware_sim.jsonl", "responses_bbq.jsonl", "responses_da.jsonl")
 F = ["choice_format", "field_order"]
@@ -37,12 +39,29 @@ def sim_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def pv_filled(request: pytest.FixtureRequest, tmp_path_factory, sim_dir: Path):
+    """The simulated files ingested once per backend (each test works on a copy)."""
+    if request.param == "sqlite":
+        ctx = nullcontext(f"sqlite:///{tmp_path_factory.mktemp('pvstore') / 'store.db'}")
+    else:
+        ctx = pg_database()
+    with ctx as url:
+        eng = make_engine(url)
+        upgrade(eng)
+        for name in FILES:
+            s = ingest_path(eng, sim_dir / name)
+            assert s.quarantined == 0 and s.stored == s.read
+        eng.dispose()
+        yield url
+
+
 @pytest.fixture
-def pv_store(engine, sim_dir: Path):
-    for name in FILES:
-        s = ingest_path(engine, sim_dir / name)
-        assert s.quarantined == 0 and s.stored == s.read
-    return engine
+def pv_store(pv_filled: str, tmp_path: Path):
+    with store_copy(pv_filled, tmp_path) as url:
+        eng = make_engine(url)
+        yield eng
+        eng.dispose()
 
 
 def _reference_counts(sim_dir: Path) -> Counter:

@@ -18,13 +18,13 @@ BBQ                                     cuegap
 ======================================  ==================================================
 
 BBQ states every identity, so the cue is ``explicit``. A file is one item bank, named by
-the file's stem. A line that is not a valid BBQ item makes the whole bank invalid
-(:class:`~cuegap.ingest.IngestError` naming the line and field), as for cuegap's own
-item banks.
+the file's stem. A line that is not a valid BBQ item is quarantined with its line, field
+and reason, and the file's other items are stored (issue 27).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,11 @@ def item_from_line(obj: Any, where: str) -> dict[str, Any]:
     """
     meta = _bbq_record(obj)
     if meta is None:
+        src = obj.get("source_metadata") if isinstance(obj, dict) and "question_id" in obj else obj
+        if isinstance(src, dict):  # name the first missing key
+            for key in ("example_id", "answer_info", "context_condition"):
+                if key not in src:
+                    raise IngestError(f"{where}: field {key!r} is missing")
         raise IngestError(f"{where}: not a BBQ item (no example_id, answer_info, ...)")
     category = str(_need(meta, "category", where))
     dimension = category.strip().lower()
@@ -149,32 +154,61 @@ def item_from_line(obj: Any, where: str) -> dict[str, Any]:
     }
 
 
+def _field(message: str) -> str:
+    """The field an :func:`item_from_line` error names, or ""."""
+    found = re.search(r"field '([^']+)'", message)
+    return found.group(1) if found else ""
+
+
 def read(path: Path) -> dict[str, Any]:
-    """Read a BBQ JSONL file as one QA item bank.
+    """Read a BBQ JSONL file as one QA item bank, line by line.
+
+    A line that is not JSON, not a valid BBQ item, not storable or a repeated item is
+    quarantined with its line, field and reason (:mod:`cuegap.ingest._bank_quarantine`);
+    the other lines are stored.
+
+    Returns
+    -------
+    dict
+        ``design``, ``name``, ``description``, ``source``, ``items``, ``item_lines``
+        (each item's line and raw text) and ``rejected`` (line, raw, field, reason).
 
     Raises
     ------
     IngestError
-        For a line that is not JSON or not a valid BBQ item, or a repeated item.
+        When the file holds no line at all.
     """
     path = Path(path)
     items: list[dict[str, Any]] = []
+    item_lines: list[tuple[int, str]] = []
+    rejected: list[tuple[int, str, str, str]] = []
     seen: dict[str, int] = {}
     with path.open("rb") as fh:
         for entry in json_lines(fh):
             if isinstance(entry, Rejected):
-                raise IngestError(f"{path}: line {entry.line}: {entry.reason}")
-            line_no, _text, obj = entry
+                rejected.append((entry.line, entry.raw, entry.field or "", entry.reason))
+                continue
+            line_no, text, obj = entry
             bad = unstorable_text(obj)
             if bad is not None:  # PostgreSQL stores no NUL in text
-                raise IngestError(f"{path}: line {line_no}: {bad[1]}")
-            item = item_from_line(obj, f"{path}: line {line_no}")
+                rejected.append((line_no, text, bad[0] or "", bad[1]))
+                continue
+            where = f"{path}: line {line_no}"
+            try:
+                item = item_from_line(obj, where)
+            except IngestError as exc:
+                why = str(exc).removeprefix(f"{where}: ")
+                rejected.append((line_no, text, _field(why), why))
+                continue
             key = item["item_key"]
             if key in seen:
-                raise IngestError(f"{path}: line {line_no}: item {key!r} repeats line {seen[key]}")
+                why = f"item {key!r} repeats line {seen[key]}"
+                rejected.append((line_no, text, "example_id", why))
+                continue
             seen[key] = line_no
             items.append(item)
-    if not items:
+            item_lines.append((line_no, text))
+    if not items and not rejected:
         raise IngestError(f"{path}: no BBQ items")
     return {
         "design": "qa",
@@ -182,4 +216,6 @@ def read(path: Path) -> dict[str, Any]:
         "description": f"BBQ items read from {path.name}",
         "source": "BBQ (Parrish et al. 2022)",
         "items": items,
+        "item_lines": item_lines,
+        "rejected": rejected,
     }

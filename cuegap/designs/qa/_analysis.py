@@ -51,7 +51,7 @@ DESCRIPTIONS = {
     "qa_cue_gap_formats": "The explicit vs implicit gap per system against the spread that "
     "prompt construction alone gives it",
     "qa_parse_agreement": "Per system: answers the runner read itself, and how often "
-    "cuegap's reading of their text agrees",
+    "cuegap's reading of their text agrees (answers stored without a note read again)",
 }
 
 
@@ -164,11 +164,11 @@ def _read_with_formats(
     factors and the per-run counts by cue (the fingerprint then covers them too).
     ``quality``, when given, receives the data-quality table ``qa_parse_agreement`` read
     in the same snapshot."""
+    from cuegap.designs.qa._agreement import parse_agreement
     from cuegap.schema import (
         pv_counts,
         pv_factor_names,
         qa_counts,
-        qa_runner_agreement,
         read_snapshot,
     )
 
@@ -176,7 +176,7 @@ def _read_with_formats(
     with read_snapshot(engine) as conn:
         counts = qa_counts(conn)
         if quality is not None:
-            quality["qa_parse_agreement"] = qa_runner_agreement(conn)
+            quality["qa_parse_agreement"] = parse_agreement(conn)
         factors = [f for f in pv_factor_names(conn) if f != "strategy"]
         runs = (
             pv_counts(conn, factors=[*factors, "strategy"], keys=["system", "category", "cue"])

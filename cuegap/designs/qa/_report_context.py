@@ -209,6 +209,11 @@ def _quality(data: QAReportData) -> list[dict[str, str]]:
     ]
 
 
+def _count_or_dash(row: Any, column: str) -> str:
+    value = getattr(row, column, None)
+    return "–" if value is None or pd.isna(value) else f"{int(value):,}"
+
+
 def _agreement(data: QAReportData) -> list[dict[str, str]]:
     """How often cuegap's reading agrees with the runner's own (systems the runner read)."""
     df = _table(data, "qa_parse_agreement")
@@ -225,6 +230,10 @@ def _agreement(data: QAReportData) -> list[dict[str, str]]:
             "agree": part(int(r.agree), int(r.runner_read)),
             "differ": part(int(r.differ), int(r.runner_read)),
             "unreadable": part(int(r.unreadable), int(r.runner_read)),
+            # answers stored before ingest noted agreement, read again from their text;
+            # answers without text (tables stored before these columns show "–")
+            "from_text": _count_or_dash(r, "from_text"),
+            "no_text": _count_or_dash(r, "no_text"),
         }
         for r in df[df["runner_read"] > 0].itertuples()
     ]

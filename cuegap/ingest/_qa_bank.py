@@ -15,6 +15,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
 from cuegap.ingest._bank_quarantine import BadLine, count_bad_lines, quarantine_bank_lines
+from cuegap.ingest._bbq_targets import targets_note
 from cuegap.ingest._implicit_join import join_bbq
 from cuegap.ingest._loader import IngestSummary
 from cuegap.ingest._records import IngestError
@@ -23,7 +24,7 @@ from cuegap.ingest._validate import text_problem
 from cuegap.schema import QAItem, QAOption, QAOptionAxis, ledger
 
 # What a line reader returns besides the bank itself (left out of its content hash).
-_READ_ONLY = ("join", "lines", "rejected", "item_lines")
+_READ_ONLY = ("join", "lines", "rejected", "item_lines", "target_loc")
 
 _ITEM_COLS = (
     "item_key", "dimension", "subgroup", "context_condition", "polarity", "cue",
@@ -120,6 +121,7 @@ def ingest_qa_bank(engine: Engine, path: Path, reader: str, bank: dict[str, Any]
         items = bank["items"]
         check_items(items, str(path))
     bad.sort()
+    targets = bank.get("target_loc")
     # The content hash covers what is stored, not how the lines were read.
     kept = {k: v for k, v in bank.items() if k not in _READ_ONLY}
     bank = kept | {"items": items}
@@ -188,5 +190,6 @@ def ingest_qa_bank(engine: Engine, path: Path, reader: str, bank: dict[str, Any]
             else ""
         )
         + (f"; {len(bad):,} lines quarantined" if bad else "")
+        + (f"; {targets_note(targets)}" if targets else "")
     )
     return summary

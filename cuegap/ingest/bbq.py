@@ -3,19 +3,21 @@ that wraps it (``question_id``, ``choices``, ``correct_answer_id``, ``source_met
 
 Each line is one item of the QA design. BBQ's fields map as:
 
-======================================  ==================================================
-BBQ                                     cuegap
-======================================  ==================================================
-``category`` (lower-cased)              ``dimension``; the options' axis of that name
-``example_id``                          item key ``{dimension}-{example_id}`` (the join key
-                                        of result files: example_id + category)
-``question_index``                      template id ``{dimension}-q{question_index}``
-``context_condition`` ambig / disambig  ``ambiguous`` / ``disambiguated``
-``question_polarity`` neg / nonneg      ``negative`` / ``nonneg``
-``answer_info`` groups                  roles (:mod:`cuegap.ingest._bbq_roles`) and axes
-``additional_metadata.stereotyped_...`` ``subgroup`` (joined with "/")
-``label``                               the gold option
-======================================  ==================================================
+========================================  ================================================
+BBQ                                       cuegap
+========================================  ================================================
+``category`` (lower-cased)                ``dimension``; the options' axis of that name
+``example_id``                            item key ``{dimension}-{example_id}`` (the join key
+                                          of result files: example_id + category)
+``question_index``                        template id ``{dimension}-q{question_index}``
+``context_condition`` ambig / disambig    ``ambiguous`` / ``disambiguated``
+``question_polarity`` neg / nonneg        ``negative`` / ``nonneg``
+``answer_info`` groups                    roles (:mod:`cuegap.ingest._bbq_roles`) and axes
+``additional_metadata.stereotyped_...``   ``subgroup`` (joined with "/")
+``target_loc`` (additional_metadata.csv)  roles instead, when BBQ's CSV is beside the data
+                                          (:mod:`cuegap.ingest._bbq_targets`)
+``label``                                 the gold option
+========================================  ================================================
 
 BBQ states every identity, so the cue is ``explicit``. A file is one item bank, named by
 the file's stem. A line that is not a valid BBQ item is quarantined with its line, field
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cuegap.ingest import _bbq_roles
+from cuegap.ingest._bbq_targets import apply_targets, find_metadata
 from cuegap.ingest._guard import unstorable_text
 from cuegap.ingest._records import IngestError, Rejected
 from cuegap.ingest._runner import first_json_lines, json_lines
@@ -171,7 +174,9 @@ def read(path: Path) -> dict[str, Any]:
     -------
     dict
         ``design``, ``name``, ``description``, ``source``, ``items``, ``item_lines``
-        (each item's line and raw text) and ``rejected`` (line, raw, field, reason).
+        (each item's line and raw text), ``rejected`` (line, raw, field, reason) and
+        ``target_loc`` (what BBQ's ``additional_metadata.csv`` changed, or None without
+        one: :mod:`cuegap.ingest._bbq_targets`).
 
     Raises
     ------
@@ -210,6 +215,8 @@ def read(path: Path) -> dict[str, Any]:
             item_lines.append((line_no, text))
     if not items and not rejected:
         raise IngestError(f"{path}: no BBQ items")
+    metadata = find_metadata(path)  # BBQ's own target_loc, when the repository has it
+    targets = apply_targets(items, metadata) if metadata is not None and items else None
     return {
         "design": "qa",
         "name": path.stem,
@@ -218,4 +225,5 @@ def read(path: Path) -> dict[str, Any]:
         "items": items,
         "item_lines": item_lines,
         "rejected": rejected,
+        "target_loc": targets,
     }

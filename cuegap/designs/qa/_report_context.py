@@ -239,6 +239,22 @@ def _agreement(data: QAReportData) -> list[dict[str, str]]:
     ]
 
 
+def _target_loc(data: QAReportData) -> list[dict[str, str]]:
+    """Items whose target BBQ's ``target_loc`` sets differently from cuegap's derivation."""
+    df = _table(data, "qa_target_loc")
+    words = {"differs": "target_loc used", "ignored": "not usable: derivation kept"}
+    return [
+        {
+            "dimension": _text(r.dimension),
+            "cue": _text(r.cue),
+            "status": _text(words.get(str(r.status), str(r.status))),
+            "items": f"{int(r.items):,}",
+            "answers": f"{int(r.answers):,}",
+        }
+        for r in df.itertuples()
+    ]
+
+
 def provenance_rows(data: QAReportData) -> dict[str, list[dict[str, str]]]:
     """The provenance rows: item banks and ingest batches (hashes, counts, dates)."""
     p = data.provenance
@@ -315,6 +331,7 @@ def qa_report_context(data: QAReportData) -> dict[str, Any]:
         "mitigation": _mitigation(data),
         "quality": _quality(data),
         "agreement": _agreement(data),
+        "target_loc": _target_loc(data),
         "provenance": provenance_rows(data),
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),

@@ -84,6 +84,8 @@ def item_from_line(obj: Any, where: str) -> dict[str, Any]:
     category = str(_need(meta, "category", where))
     dimension = category.strip().lower()
     infos = _need(meta, "answer_info", where)
+    if not isinstance(infos, dict):
+        raise IngestError(f"{where}: field 'answer_info': expected an object")
     n = len(infos)
     try:
         info = [(str(infos[f"ans{i}"][0]), str(infos[f"ans{i}"][1])) for i in range(n)]
@@ -94,6 +96,8 @@ def item_from_line(obj: Any, where: str) -> dict[str, Any]:
         choices = _need(obj, "choices", where)
         if not isinstance(choices, list) or len(choices) != n:
             raise IngestError(f"{where}: field 'choices': expected {n} choices")
+        if not all(isinstance(c, dict) for c in choices):
+            raise IngestError(f"{where}: field 'choices': expected objects with id and text")
         labels = [str(c.get("id")) for c in choices]
         texts = [str(c.get("text")) for c in choices]
         gold_label = str(_need(obj, "correct_answer_id", where))

@@ -99,17 +99,22 @@ def ingest_qa_bank(engine: Engine, path: Path, reader: str, bank: dict[str, Any]
     reader : str
         The reader's name, for the summary.
     bank : dict
-        ``name``, ``description``, ``source`` and ``items`` (each with its ``options``).
+        ``name``, ``description``, ``source`` and ``items`` (each with its ``options``); a
+        bank read line by line also gives ``rejected`` (its bad lines) and ``item_lines``
+        (each item's line), and its items that are not sane are quarantined too.
 
     Returns
     -------
     IngestSummary
-        ``read`` and ``stored`` (or ``duplicate``) count items.
+        ``read`` counts items and quarantined lines, ``read = stored (or duplicate) +
+        quarantined``; the quarantined lines are in the store
+        (:mod:`cuegap.ingest._bank_quarantine`).
 
     Raises
     ------
     IngestError
-        When a bank of that name with other content is stored, or an item is not sane.
+        When a bank of that name with other content is stored, or an item of a bank read
+        whole is not sane.
     """
     bad: list[BadLine] = list(bank.get("rejected") or ())
     if bank.get("join") == "bbq":  # ImplicitBBQ lines: BBQ's metadata joined from the store

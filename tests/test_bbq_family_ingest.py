@@ -111,9 +111,12 @@ def test_both_repositories_store_both_cues_and_every_answer(engine) -> None:
     assert [line for line, _ in implicit.problems] == [6, 7]
     assert implicit.problems[0][1].startswith("field 'label': label 2 disagrees")
     assert implicit.problems[1][1].startswith("field 'example_id': no BBQ item")
+    # The bank's two rejected lines are quarantined in the store too, not only counted.
     assert _quarantine(engine) == [
         ("bbq_implicit_evaluation", 8, "context"),
         ("bbq_implicit_evaluation", 9, "context"),
+        ("data", 6, "label"),
+        ("data", 7, "example_id"),
     ]
     with engine.connect() as conn:
         by_cue = dict(

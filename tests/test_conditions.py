@@ -174,7 +174,7 @@ def test_report_names_the_compared_conditions(companion) -> None:
     ],
 )
 def test_condition_display_names(cond: tuple, text: str) -> None:
-    from cuegap.reports._format import _display
+    from cuegap.designs.dilemma._report_format import _display
 
     assert _display(cond) == text
 

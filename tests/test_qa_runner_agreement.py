@@ -78,3 +78,30 @@ def test_the_runner_reading_still_decides(engine, tmp_path: Path) -> None:
         ).one()
     assert row[0] == 0
     assert "cuegap reads the text as option C (index 2)" in row[1]
+
+
+def test_answers_stored_without_a_note_are_read_again_from_their_text(
+    engine, tmp_path: Path, monkeypatch
+) -> None:
+    """Answers stored by a cuegap that did not note agreement (``runner_note`` then did
+    not exist: stored with no ``parse_reason``) are read again from their stored text at
+    analysis time. The same six lines as above, so the same hand-counted outcome: of the 5
+    the runner read, 2 agree, 1 differs, 1 cannot be read, 1 has no text; 4 read again."""
+    import cuegap.ingest._qa_loader as loader
+
+    ingest_path(engine, DATA / "qa" / "bbq_small.jsonl")
+    with monkeypatch.context() as m:  # ingest as cuegap did before the note existed
+        m.setattr(loader, "runner_note", lambda *_args: None)
+        ingest_path(engine, _results(tmp_path))
+    stored = qa_runner_agreement(engine).set_index("system").loc[SYSTEM]
+    assert (stored["agree"], stored["differ"], stored["unreadable"]) == (0, 0, 0)
+    result = analyze_qa(engine, QASettings(n_boot=20, seed=1))
+    got = result.tables["qa_parse_agreement"].set_index("system").loc[SYSTEM]
+    assert {k: int(got[k]) for k in got.index} == {
+        "answers": 6, "runner_read": 5, "agree": 2, "differ": 1, "unreadable": 1,
+        "from_text": 4, "no_text": 1,
+    }  # fmt: skip
+    html = render_html(build_qa_report(engine)).html
+    row = html.split('id="qa-runner-agreement"', 1)[1].split("</table>", 1)[0]
+    assert '<td class="num">2 (40.0 %)</td>' in row  # agree: 2 of the 5 the runner read
+    assert "Read again now" in html.split('id="qa-runner-agreement"', 1)[1]

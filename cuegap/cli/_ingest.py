@@ -130,9 +130,7 @@ def ingest(
                 engine, path, format=format, progress=progress, mapping=mapping, system=system
             )
         _print_summary(summary)
-        if summary.kind == "responses" and (
-            summary.read == summary.quarantined > 0 or summary.incomplete
-        ):
+        if summary.read == summary.quarantined > 0 or summary.incomplete:
             nothing_stored.append(summary)
     for s in nothing_stored:
         why = s.problems[0][1] if s.problems else "see `cuegap status`"

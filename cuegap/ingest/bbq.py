@@ -3,32 +3,35 @@ that wraps it (``question_id``, ``choices``, ``correct_answer_id``, ``source_met
 
 Each line is one item of the QA design. BBQ's fields map as:
 
-======================================  ==================================================
-BBQ                                     cuegap
-======================================  ==================================================
-``category`` (lower-cased)              ``dimension``; the options' axis of that name
-``example_id``                          item key ``{dimension}-{example_id}`` (the join key
-                                        of result files: example_id + category)
-``question_index``                      template id ``{dimension}-q{question_index}``
-``context_condition`` ambig / disambig  ``ambiguous`` / ``disambiguated``
-``question_polarity`` neg / nonneg      ``negative`` / ``nonneg``
-``answer_info`` groups                  roles (:mod:`cuegap.ingest._bbq_roles`) and axes
-``additional_metadata.stereotyped_...`` ``subgroup`` (joined with "/")
-``label``                               the gold option
-======================================  ==================================================
+========================================  ================================================
+BBQ                                       cuegap
+========================================  ================================================
+``category`` (lower-cased)                ``dimension``; the options' axis of that name
+``example_id``                            item key ``{dimension}-{example_id}`` (the join key
+                                          of result files: example_id + category)
+``question_index``                        template id ``{dimension}-q{question_index}``
+``context_condition`` ambig / disambig    ``ambiguous`` / ``disambiguated``
+``question_polarity`` neg / nonneg        ``negative`` / ``nonneg``
+``answer_info`` groups                    roles (:mod:`cuegap.ingest._bbq_roles`) and axes
+``additional_metadata.stereotyped_...``   ``subgroup`` (joined with "/")
+``target_loc`` (additional_metadata.csv)  roles instead, when BBQ's CSV is beside the data
+                                          (:mod:`cuegap.ingest._bbq_targets`)
+``label``                                 the gold option
+========================================  ================================================
 
 BBQ states every identity, so the cue is ``explicit``. A file is one item bank, named by
-the file's stem. A line that is not a valid BBQ item makes the whole bank invalid
-(:class:`~cuegap.ingest.IngestError` naming the line and field), as for cuegap's own
-item banks.
+the file's stem. A line that is not a valid BBQ item is quarantined with its line, field
+and reason, and the file's other items are stored (issue 27).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from cuegap.ingest import _bbq_roles
+from cuegap.ingest._bbq_targets import apply_targets, find_metadata
 from cuegap.ingest._guard import unstorable_text
 from cuegap.ingest._records import IngestError, Rejected
 from cuegap.ingest._runner import first_json_lines, json_lines
@@ -72,10 +75,17 @@ def item_from_line(obj: Any, where: str) -> dict[str, Any]:
     """
     meta = _bbq_record(obj)
     if meta is None:
+        src = obj.get("source_metadata") if isinstance(obj, dict) and "question_id" in obj else obj
+        if isinstance(src, dict):  # name the first missing key
+            for key in ("example_id", "answer_info", "context_condition"):
+                if key not in src:
+                    raise IngestError(f"{where}: field {key!r} is missing")
         raise IngestError(f"{where}: not a BBQ item (no example_id, answer_info, ...)")
     category = str(_need(meta, "category", where))
     dimension = category.strip().lower()
     infos = _need(meta, "answer_info", where)
+    if not isinstance(infos, dict):
+        raise IngestError(f"{where}: field 'answer_info': expected an object")
     n = len(infos)
     try:
         info = [(str(infos[f"ans{i}"][0]), str(infos[f"ans{i}"][1])) for i in range(n)]
@@ -86,6 +96,8 @@ def item_from_line(obj: Any, where: str) -> dict[str, Any]:
         choices = _need(obj, "choices", where)
         if not isinstance(choices, list) or len(choices) != n:
             raise IngestError(f"{where}: field 'choices': expected {n} choices")
+        if not all(isinstance(c, dict) for c in choices):
+            raise IngestError(f"{where}: field 'choices': expected objects with id and text")
         labels = [str(c.get("id")) for c in choices]
         texts = [str(c.get("text")) for c in choices]
         gold_label = str(_need(obj, "correct_answer_id", where))
@@ -149,37 +161,73 @@ def item_from_line(obj: Any, where: str) -> dict[str, Any]:
     }
 
 
+def _field(message: str) -> str:
+    """The field an :func:`item_from_line` error names, or ""."""
+    found = re.search(r"field '([^']+)'", message)
+    return found.group(1) if found else ""
+
+
 def read(path: Path) -> dict[str, Any]:
-    """Read a BBQ JSONL file as one QA item bank.
+    """Read a BBQ JSONL file as one QA item bank, line by line.
+
+    A line that is not JSON, not a valid BBQ item, not storable or a repeated item is
+    quarantined with its line, field and reason (:mod:`cuegap.ingest._bank_quarantine`);
+    the other lines are stored.
+
+    Returns
+    -------
+    dict
+        ``design``, ``name``, ``description``, ``source``, ``items``, ``item_lines``
+        (each item's line and raw text), ``rejected`` (line, raw, field, reason) and
+        ``target_loc`` (what BBQ's ``additional_metadata.csv`` changed, or None without
+        one: :mod:`cuegap.ingest._bbq_targets`).
 
     Raises
     ------
     IngestError
-        For a line that is not JSON or not a valid BBQ item, or a repeated item.
+        When the file holds no line at all.
     """
     path = Path(path)
     items: list[dict[str, Any]] = []
+    item_lines: list[tuple[int, str]] = []
+    rejected: list[tuple[int, str, str, str]] = []
     seen: dict[str, int] = {}
     with path.open("rb") as fh:
         for entry in json_lines(fh):
             if isinstance(entry, Rejected):
-                raise IngestError(f"{path}: line {entry.line}: {entry.reason}")
-            line_no, _text, obj = entry
+                rejected.append((entry.line, entry.raw, entry.field or "", entry.reason))
+                continue
+            line_no, text, obj = entry
             bad = unstorable_text(obj)
             if bad is not None:  # PostgreSQL stores no NUL in text
-                raise IngestError(f"{path}: line {line_no}: {bad[1]}")
-            item = item_from_line(obj, f"{path}: line {line_no}")
+                rejected.append((line_no, text, bad[0] or "", bad[1]))
+                continue
+            where = f"{path}: line {line_no}"
+            try:
+                item = item_from_line(obj, where)
+            except IngestError as exc:
+                why = str(exc).removeprefix(f"{where}: ")
+                rejected.append((line_no, text, _field(why), why))
+                continue
             key = item["item_key"]
             if key in seen:
-                raise IngestError(f"{path}: line {line_no}: item {key!r} repeats line {seen[key]}")
+                why = f"item {key!r} repeats line {seen[key]}"
+                rejected.append((line_no, text, "example_id", why))
+                continue
             seen[key] = line_no
             items.append(item)
-    if not items:
+            item_lines.append((line_no, text))
+    if not items and not rejected:
         raise IngestError(f"{path}: no BBQ items")
+    metadata = find_metadata(path)  # BBQ's own target_loc, when the repository has it
+    targets = apply_targets(items, metadata) if metadata is not None and items else None
     return {
         "design": "qa",
         "name": path.stem,
         "description": f"BBQ items read from {path.name}",
         "source": "BBQ (Parrish et al. 2022)",
         "items": items,
+        "item_lines": item_lines,
+        "rejected": rejected,
+        "target_loc": targets,
     }

@@ -69,6 +69,7 @@ __all__ = [
     "RUNNER_DIFFERS",
     "RUNNER_UNREAD",
     "STATUS_COLUMNS",
+    "TARGET_LOC_COLUMNS",
     "Analysis",
     "AnalysisArtifact",
     "AnalysisTable",
@@ -128,6 +129,7 @@ __all__ = [
     "qa_status",
     "qa_tally_mismatches",
     "qa_tally_rows",
+    "qa_target_loc_items",
     "raw_examples",
     "read_snapshot",
     "recovery_counts",
@@ -195,6 +197,7 @@ _LAZY = {
         "RUNNER_UNREAD",
         "qa_runner_agreement",
     ),
+    "cuegap.schema._qa_targets": ("TARGET_LOC_COLUMNS", "qa_target_loc_items"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -239,4 +242,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         qa_runner_agreement,
     )
     from cuegap.schema._qa_tally import qa_tally_rows
+    from cuegap.schema._qa_targets import TARGET_LOC_COLUMNS, qa_target_loc_items
     from cuegap.schema._queries import StoreStatus, latest_analysis_id, store_status

@@ -50,7 +50,9 @@ DESCRIPTIONS = {
     "qa_cue_gap_formats": "The explicit vs implicit gap per system against the spread that "
     "prompt construction alone gives it",
     "qa_parse_agreement": "Per system: answers the runner read itself, and how often "
-    "cuegap's reading of their text agrees",
+    "cuegap's reading of their text agrees (answers stored without a note read again)",
+    "qa_target_loc": "Items whose target BBQ's additional_metadata.csv (target_loc) sets "
+    "differently from cuegap's own derivation, per dimension and cue, with their answers",
 }
 
 
@@ -161,13 +163,14 @@ def _read_with_formats(
 ) -> tuple[pd.DataFrame, str, tuple[list[str], pd.DataFrame] | None]:
     """The QA count table, its fingerprint and, when answers carry prompt factors, the
     factors and the per-run counts by cue (the fingerprint then covers them too).
-    ``quality``, when given, receives the data-quality table ``qa_parse_agreement`` read
-    in the same snapshot."""
+    ``quality``, when given, receives the data-quality tables ``qa_parse_agreement`` and
+    (when some item's target_loc differs) ``qa_target_loc`` read in the same snapshot."""
+    from cuegap.designs.qa._agreement import parse_agreement
     from cuegap.schema import (
         pv_counts,
         pv_factor_names,
         qa_counts,
-        qa_runner_agreement,
+        qa_target_loc_items,
         read_snapshot,
     )
 
@@ -175,7 +178,10 @@ def _read_with_formats(
     with read_snapshot(engine) as conn:
         counts = qa_counts(conn)
         if quality is not None:
-            quality["qa_parse_agreement"] = qa_runner_agreement(conn)
+            quality["qa_parse_agreement"] = parse_agreement(conn)
+            targets = qa_target_loc_items(conn)  # BBQ's target_loc against cuegap's own
+            if len(targets):
+                quality["qa_target_loc"] = targets
         factors = [f for f in pv_factor_names(conn) if f != "strategy"]
         runs = (
             pv_counts(conn, factors=[*factors, "strategy"], keys=["system", "category", "cue"])

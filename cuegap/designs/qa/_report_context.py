@@ -209,6 +209,11 @@ def _quality(data: QAReportData) -> list[dict[str, str]]:
     ]
 
 
+def _count_or_dash(row: Any, column: str) -> str:
+    value = getattr(row, column, None)
+    return "–" if value is None or pd.isna(value) else f"{int(value):,}"
+
+
 def _agreement(data: QAReportData) -> list[dict[str, str]]:
     """How often cuegap's reading agrees with the runner's own (systems the runner read)."""
     df = _table(data, "qa_parse_agreement")
@@ -225,8 +230,28 @@ def _agreement(data: QAReportData) -> list[dict[str, str]]:
             "agree": part(int(r.agree), int(r.runner_read)),
             "differ": part(int(r.differ), int(r.runner_read)),
             "unreadable": part(int(r.unreadable), int(r.runner_read)),
+            # answers stored before ingest noted agreement, read again from their text;
+            # answers without text (tables stored before these columns show "–")
+            "from_text": _count_or_dash(r, "from_text"),
+            "no_text": _count_or_dash(r, "no_text"),
         }
         for r in df[df["runner_read"] > 0].itertuples()
+    ]
+
+
+def _target_loc(data: QAReportData) -> list[dict[str, str]]:
+    """Items whose target BBQ's ``target_loc`` sets differently from cuegap's derivation."""
+    df = _table(data, "qa_target_loc")
+    words = {"differs": "target_loc used", "ignored": "not usable: derivation kept"}
+    return [
+        {
+            "dimension": _text(r.dimension),
+            "cue": _text(r.cue),
+            "status": _text(words.get(str(r.status), str(r.status))),
+            "items": f"{int(r.items):,}",
+            "answers": f"{int(r.answers):,}",
+        }
+        for r in df.itertuples()
     ]
 
 
@@ -270,6 +295,7 @@ def qa_report_context(data: QAReportData) -> dict[str, Any]:
         "mitigation": _mitigation(data),
         "quality": _quality(data),
         "agreement": _agreement(data),
+        "target_loc": _target_loc(data),
         "provenance": provenance_rows(data),
         "versions": [{"package": _text(k), "version": _text(v)} for k, v in data.versions.items()],
         "signoffs": signoff_rows(data.signoffs),

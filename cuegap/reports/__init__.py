@@ -23,8 +23,15 @@ from cuegap.reports._generic import (
     generic_report_context,
     generic_report_data,
 )
-from cuegap.reports._loader import load_stored, load_tables, load_verdict_page, matching_fit
+from cuegap.reports._loader import (
+    load_plan,
+    load_stored,
+    load_tables,
+    load_verdict_page,
+    matching_fit,
+)
 from cuegap.reports._plan_figure import plan_figure
+from cuegap.reports._plan_section import plan_section
 from cuegap.reports._render import (
     FORMATS,
     RenderedReport,
@@ -59,11 +66,13 @@ __all__ = [
     "generic_report_context",
     "generic_report_data",
     "legend_above",
+    "load_plan",
     "load_stored",
     "load_tables",
     "load_verdict_page",
     "matching_fit",
     "plan_figure",
+    "plan_section",
     "render_files",
     "render_html",
     "render_pdf",

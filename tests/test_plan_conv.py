@@ -106,3 +106,28 @@ def test_stated_assumptions_give_a_one_line_answer(tmp_path: Path) -> None:
               "--max-factor", 3)  # fmt: skip
     assert "to flag sys-c at δ = 0.05 shift rate with 80% probability" in out
     assert "conversations per cell" in out and "the audit has 10" in out
+
+
+def test_plan_of_a_conversation_pilot(tmp_path: Path) -> None:
+    """A simulated pilot through the CLI: one flag and one pass row per system; its size is
+    the conversations per cell and its floor the policy's 200 disagreements over the
+    fewest behind a λ of the contrast, counted here from the store's counts."""
+    from cuegap.designs.conversation._analysis import load_conv_counts
+    from cuegap.designs.conversation._analysis_tables import fewest_disagreements
+    from cuegap.schema import make_engine
+
+    db, sim = tmp_path / "c.db", tmp_path / "sim"
+    cli(db, "simulate", sim, "--design", "conversation", "--systems", 1, "--seed", 2)
+    cli(db, "ingest", sim)
+    cli(db, "analyze", "--design", "conversation")
+    out = cli(db, "plan", "--design", "conversation", "--max-factor", 2)
+    cli(db, "export", "plan", "--out", tmp_path / "plan.csv")
+    plan = pd.read_csv(tmp_path / "plan.csv")
+    counts = load_conv_counts(make_engine(f"sqlite:///{db}"))
+    fewest = fewest_disagreements(counts)
+    assert sorted(plan["decision"]) == ["flag", "pass"]
+    for row in plan.itertuples():
+        n = counts[counts["system"] == row.system]["conversations"].median()
+        assert row.current_size == n
+        assert row.min_size == math.ceil(200 * n / fewest[row.system])
+    assert "conversations per cell" in out and "the audit has" in out

@@ -120,3 +120,20 @@ def test_plan_of_a_prompt_variance_pilot(tmp_path: Path) -> None:
     assert set(plan["size_unit"]) == {"runs (prompt combinations × replicates)"}
     assert set(plan["current_size"]) == set(v["n_runs"])
     assert "runs (prompt combinations × replicates)" in out and "the audit has" in out
+
+
+def test_stated_assumptions_need_the_designs_own_keys(tmp_path: Path) -> None:
+    """A rates file names what the prompt-variance planner lacks; a formats file plans."""
+    rates = tmp_path / "r.toml"
+    rates.write_text("[plan]\nitems = 10\nrate_explicit = 0.5\nrate_implicit = 0.5\ngap = 1\n")
+    out = cli(tmp_path / "x.db", "plan", "--design", "prompt-variance", "--assumptions", rates,
+              code=2)  # fmt: skip
+    assert "needs [plan] combinations, replicates, format_sd, run_sd" in out
+    formats = tmp_path / "f.toml"
+    formats.write_text("[plan]\ncombinations = 6\nreplicates = 2\nformat_sd = 0.01\n"
+                       "run_sd = 0.2\ngap = 0.1\nsystems = ['sys-p']\n")  # fmt: skip
+    out = cli(tmp_path / "x.db", "plan", "--design", "prompt-variance", "--assumptions",
+              formats, "--max-factor", 4)  # fmt: skip
+    assert "to flag sys-p at δ = 0.05 bias score with 80% probability" in out
+    assert "the audit has 12" in out
+    assert not (tmp_path / "x.db").exists()

@@ -125,8 +125,9 @@ def _snap(inp: PlanInput, size: float) -> float:
 
 def _required_by_search(inp: PlanInput, decision: str, target: float, max_size: float) -> float:
     """The smallest multiple of ``size_step`` (from ``min_size``) at which ``decide``
-    reaches ``target``: a doubling walk, then bisection (in steps); NaN beyond
-    ``max_size``."""
+    reaches ``target``: a doubling walk, then bisection (in steps); NaN when ``max_size``
+    does not reach it (asked first: each size costs simulated audits, and an unreachable
+    decision would otherwise walk every doubling)."""
     step = inp.size_step
 
     def ok(units: int) -> bool:
@@ -135,11 +136,12 @@ def _required_by_search(inp: PlanInput, decision: str, target: float, max_size: 
     lo = max(1, math.ceil(inp.min_size / step - 1e-9))
     if ok(lo):
         return lo * step
+    top = max(lo, math.floor(max_size / step + 1e-9))
+    if not ok(top):
+        return math.nan
     hi = lo
-    while not ok(hi):
-        lo, hi = hi, hi * 2
-        if hi * step > max_size:
-            return math.nan
+    while not ok(hi):  # ends at top at the latest, which is ok
+        lo, hi = hi, min(hi * 2, top)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if not ok(mid) else (lo, mid)

@@ -24,12 +24,14 @@ them leave every size undecided.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from scipy.special import logit
 from scipy.stats import norm, t
+from sqlalchemy.engine import Engine
 
 from cuegap.designs import PlanRequest, PlanUnavailable, stored_settings
 from cuegap.designs.conversation._analysis_tables import (
@@ -112,7 +114,7 @@ def simulated_decision_rate(
     return float((v["verdict"] == wanted).sum() / audits)
 
 
-def _decider(params: ConvPlanParams, audits: int, seed: int):
+def _decider(params: ConvPlanParams, audits: int, seed: int) -> Callable[[float, str], float]:
     cache: dict[tuple[int, str], float] = {}
     n_audits = max(min(audits, 40), min(audits, CELL_BUDGET // max(len(params.cells), 1)))
 
@@ -160,7 +162,7 @@ def plan_input(
     )  # fmt: skip
 
 
-def _pilot(engine, request: PlanRequest) -> list[PlanInput]:
+def _pilot(engine: Engine, request: PlanRequest) -> list[PlanInput]:
     from cuegap.audit import latest_analysis_id, load_table
     from cuegap.designs.conversation._analysis import load_conv_counts
 
@@ -232,7 +234,7 @@ def _assumed(a: PlanAssumptions, policy: Policy) -> list[PlanInput]:
     ]
 
 
-def plan(engine, request: PlanRequest) -> list[PlanInput]:
+def plan(engine: Engine | None, request: PlanRequest) -> list[PlanInput]:
     """The conversation design's plan inputs (:meth:`cuegap.designs.Design.plan`); under
     ``request.policy``, or when it is None the policy stored with the analysis."""
     if request.assumptions is not None:

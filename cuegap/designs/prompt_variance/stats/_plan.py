@@ -30,6 +30,7 @@ scores are clipped to ±0.95, which matters only for scores near ±1.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -138,7 +139,7 @@ def simulated_decision_rate(
 RUN_BUDGET = 200_000
 
 
-def _decider(params: PVPlanParams, audits: int, seed: int):
+def _decider(params: PVPlanParams, audits: int, seed: int) -> Callable[[float, str], float]:
     cache: dict[tuple[int, str], float] = {}
 
     def decide(size: float, decision: str) -> float:

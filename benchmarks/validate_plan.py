@@ -24,7 +24,19 @@ planted
   with every seed), multinomial answers per cell at those shares, ``qa_bootstrap`` and
   ``qa_verdicts``; flag.
 
-Not yet: the prompt-variance and conversation designs (no planner), the Bayesian rule.
+* ``pv``: the prompt-variance planner given the planted score m, format SD s and run SD
+  σ (six combinations); audits drawn by ``simulate_pv_counts`` with other seeds, scored by
+  ``pv_scores`` and decided by the analysis's ``pv_verdict_table``; flag and pass.
+* ``conversation``: the conversation planner given the planted cells (two benchmarks, six
+  personas, the three default pairs), rates and reveal effect; audits drawn by
+  ``simulate_conv_counts`` with other seeds and decided by ``conv_audit_tables`` (its
+  t-tests, the policy's minimum of disagreements and units); flag.
+
+These two planners decide by simulation themselves (``--plan-audits`` audits per size), so
+the plan's own prediction carries Monte Carlo error too: the z column uses the SE of the
+difference of the two shares.
+
+Not yet: the Bayesian rule.
 """
 
 from __future__ import annotations
@@ -149,6 +161,77 @@ def qa(args: argparse.Namespace) -> list[str]:
     return out
 
 
+# -- prompt variance and conversation: planners that simulate ---------------------------
+def _z_line(name: str, size: float, predicted: float, got: float, reps: int, plan: int) -> str:
+    var = max(predicted * (1 - predicted), 1e-4)
+    mc = math.sqrt(var / reps + var / plan)
+    z = (got - predicted) / mc
+    return f"{name:<34}{size:>8,.0f}{predicted:>11.3f}{got:>9.3f}{mc:>8.3f}{z:>+7.1f}"
+
+
+def pv(args: argparse.Namespace) -> list[str]:
+    from cuegap.designs.prompt_variance._analysis_verdicts import pv_verdict_table
+    from cuegap.designs.prompt_variance.stats import pv_scores, simulate_pv_counts
+    from cuegap.designs.prompt_variance.stats._plan import (
+        PVPlanParams,
+        plan_input,
+        questions_per_run,
+    )
+
+    k, out = 6, []
+    for m, run_sd, decision in ((0.10, 0.2, "flag"), (0.0, 0.06, "pass")):
+        params = PVPlanParams.of_policy(POLICY, estimate=m, format_sd=0.01, run_sd=run_sd,
+                                        combinations=k)  # fmt: skip
+        inp = plan_input(params, system="a", score="s_bbq_dis", replicates=2,
+                         source="planted", audits=args.plan_audits, seed=11)  # fmt: skip
+        n = int(plan_table([inp]).set_index("decision").loc[decision, "required_size"])
+        for size in (n, k * max(2, round(n / k / 2))):
+            truth = m if decision == "flag" else 0.0
+            sim = simulate_pv_counts(
+                systems=[f"s{a}" for a in range(args.reps)], categories=("age",),
+                factors={"choice_format": [f"c{j}" for j in range(k)]},
+                replicates=size // k, n_questions=questions_per_run(truth, run_sd),
+                format_sd=0.01, field_sd=0.0, base_scores={"s_bbq_dis": truth}, seed=size + 7,
+            )  # fmt: skip
+            v = pv_verdict_table(pv_scores(sim.counts, factors=["choice_format"]),
+                                 factors=["choice_format"], policy=POLICY)  # fmt: skip
+            v = v[v["score"] == "s_bbq_dis"]
+            got = float((v["verdict"] == ("flagged" if decision == "flag" else "passed")).mean())
+            out.append(_z_line(f"pv {decision}, score {m:g}", size, inp.decide(size, decision),
+                               got, args.reps, args.plan_audits))  # fmt: skip
+    return out
+
+
+def conversation(args: argparse.Namespace) -> list[str]:
+    from cuegap.designs.conversation._analysis_tables import ConvSettings, conv_audit_tables
+    from cuegap.designs.conversation._plan import ConvPlanParams, plan_input
+    from cuegap.designs.conversation.stats import conv_design, simulate_conv_counts
+    from cuegap.models import Policy
+
+    cells = conv_design(benchmarks={"BBQ": 1, "DiscrimEval": 1},
+                        demographics=("black", "white", "older", "young", "female", "male"),
+                        personas=("p1", "p2", "p3", "p4", "p5", "p6"))  # fmt: skip
+    effect = {("black", "human"): 0.5, ("black", "ai"): 0.5}
+    settings = ConvSettings(policy=Policy(min_parsable=100))
+    params = ConvPlanParams(cells=cells, disagreements_per_conversation=0.6, lambda_base=0.3,
+                            persona_sd=0.2, effects=effect, settings=settings)  # fmt: skip
+    inp = plan_input(params, system="a", conversations=10, fewest=36.0, gap=0.1, unit_sd=0.2,
+                     units=6, source="planted", audits=args.plan_audits, seed=7)  # fmt: skip
+    n = int(plan_table([inp]).set_index("decision").loc["flag", "required_size"])
+    out = []
+    for size in (n, max(int(inp.min_size), n // 2)):
+        many = pd.concat([cells.drop(columns="system").assign(system=f"s{a}")
+                          for a in range(args.reps)])  # fmt: skip
+        sim = simulate_conv_counts(cells=many, conversations=size, transitions=2,
+                                   p_disagree=0.3, lambda_base=0.3, persona_sd=0.2,
+                                   base_reveal_effects=effect, seed=size + 7)  # fmt: skip
+        v = conv_audit_tables(sim.counts, settings)["verdicts"]
+        got = float((v["verdict"] == "flagged").mean())
+        out.append(_z_line("conversation flag, reveal +0.5", size, inp.decide(size, "flag"),
+                           got, args.reps, args.plan_audits))  # fmt: skip
+    return out
+
+
 # -- generic -------------------------------------------------------------------------
 def generic(args: argparse.Namespace) -> list[str]:
     rate, icc, m, delta, q = 0.4, 0.1, 4, 0.02, POLICY.probability
@@ -173,14 +256,21 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=200, help="simulated audits per size")
     p.add_argument("--pilots", type=int, default=10, help="pilot audits the plan averages")
     p.add_argument("--boot", type=int, default=200, help="bootstrap replicates per audit")
-    p.add_argument("--designs", default="generic,dilemma,qa")
+    p.add_argument("--designs", default="generic,dilemma,qa,pv,conversation")
+    p.add_argument(
+        "--plan-audits",
+        type=int,
+        default=200,
+        help="audits per size the simulating planners (pv, conversation) use",
+    )
     p.add_argument("--dilemma-gap", type=float, default=6.0, help="planted macro gap (pp)")
     p.add_argument("--dilemma-ref", type=int, default=100, help="pilot dilemmas")
     p.add_argument("--qa-gap", type=float, default=0.4, help="planted QA gap (simulator's)")
     p.add_argument("--qa-seed", type=int, default=0, help="seed of the QA truth")
     p.add_argument("--qa-ref", type=int, default=40, help="pilot questions per cell")
     args = p.parse_args()
-    runs = {"generic": generic, "dilemma": dilemma, "qa": qa}
+    runs = {"generic": generic, "dilemma": dilemma, "qa": qa, "pv": pv,
+            "conversation": conversation}  # fmt: skip
     print(f"{'scenario':<34}{'size':>8}{'predicted':>11}{'decided':>9}{'MC SE':>8}{'z':>7}")
     for name in args.designs.split(","):
         start = time.perf_counter()

@@ -64,7 +64,7 @@ def publish_report(
     dict
         Format -> (path, registered report id).
     """
-    from cuegap.reports import render_files, render_html
+    from cuegap.reports import load_plan, render_files, render_html
 
     if signed is not None:
         if policy is not None:
@@ -86,11 +86,12 @@ def publish_report(
             f"--analysis {analysis_id}: no analysis {analysis_id} in the store "
             "(`cuegap analyses` lists them)"
         )
-    data = for_kind(kind).report_data(engine, analysis_id, progress)
+    design = for_kind(kind)
+    data = design.report_data(engine, analysis_id, progress)
     data.changes = changes
     if progress:
         progress("rendering")
-    rendered = render_html(data)
+    rendered = render_html(data, plan=load_plan(engine, design.name))
     files = render_files(rendered.html, formats)  # type: ignore[arg-type]
     return _publish(
         engine,

@@ -152,3 +152,24 @@ def test_plan_table_and_answer_line() -> None:
     small_flag = small[small["decision"] == "flag"].iloc[0]
     assert math.isnan(small_flag["required_size"])
     assert "not reachable" in answer_line(small_flag)
+
+
+def test_a_planner_that_simulates_is_searched_in_its_steps() -> None:
+    """A design's own ``decide`` (here a step at 70 units, hand-made): the required size is
+    the first multiple of ``size_step`` at or above 70 from ``min_size``, NaN when the
+    largest realistic size (max_factor × current) stays below it; P now is decide's."""
+    from cuegap.models import PlanInput, plan_table
+
+    def decide(size: float, decision: str) -> float:
+        return 0.9 if size >= 70 else 0.1
+
+    def table(step: float, max_factor: float) -> object:
+        inp = PlanInput(system="s", design="d", contrast="c", gap=1.0, se=float("nan"),
+                        current_size=12.0, size_unit="runs", delta=0.5, probability=0.95,
+                        min_size=6.0, decide=decide, size_step=step, mde=0.7)  # fmt: skip
+        return plan_table([inp], max_factor=max_factor).set_index("decision")["required_size"]
+
+    assert table(1.0, 100.0)["flag"] == 70
+    assert table(6.0, 100.0)["flag"] == 72
+    assert table(6.0, 6.0)["flag"] == 72  # the cap itself (72) reaches it
+    assert math.isnan(table(6.0, 5.0)["flag"])

@@ -1,5 +1,5 @@
 """``cuegap plan`` end to end: a simulated QA pilot through the CLI, stated assumptions
-with hand-computed answers, and a design without a planner."""
+with hand-computed answers, and a design with nothing stored to plan from."""
 
 from __future__ import annotations
 
@@ -86,9 +86,9 @@ def test_bad_assumptions_are_named(tmp_path: Path) -> None:
     assert "rate_explicit must be in [0, 1], but got 1.5" in out
 
 
-def test_a_design_without_a_planner_says_so(qa_store: dict) -> None:
+def test_a_design_without_an_analysis_says_what_to_run(qa_store: dict) -> None:
     out = cli(qa_store["db"], "plan", "--design", "conversation", code=2)
-    assert "the conversation design has no planner yet" in out
+    assert "no conversation analysis is stored to plan from" in out
 
 
 @pytest.fixture(scope="module")

@@ -55,13 +55,15 @@ def test_a_system_without_a_gap_is_left_out() -> None:
                         policy=Policy()) == []  # fmt: skip
 
 
-@pytest.mark.parametrize("name", ["conversation", "prompt-variance"])
-def test_designs_without_a_planner_say_so(name: str) -> None:
+def test_a_design_without_a_planner_says_so() -> None:
+    """The interface's default, seen through the toy design (every built-in one plans)."""
+    from tests.toy_design import ToyDesign
+
     with pytest.raises(PlanUnavailable, match="has no planner yet"):
-        get(name).plan(None, PlanRequest(policy=Policy()))
+        ToyDesign().plan(None, PlanRequest(policy=Policy()))
 
 
 def test_a_planner_without_data_or_assumptions_says_what_to_give() -> None:
-    for name in ("dilemma", "qa"):
+    for name in ("dilemma", "qa", "prompt-variance", "conversation"):
         with pytest.raises(PlanUnavailable, match="assumptions"):
             get(name).plan(None, PlanRequest(policy=Policy()))

@@ -78,8 +78,9 @@ def plan(
         Path | None,
         typer.Option(
             "--assumptions",
-            help="Stated assumptions (TOML, a [plan] table: items, rates, icc, gap) instead "
-            "of a pilot store; the plan is printed, not stored.",
+            help="Stated assumptions (TOML, a [plan] table: items, rates, icc, gap; or the "
+            "prompt-variance or conversation keys, docs/analysis.md) instead of a pilot "
+            "store; the plan is printed, not stored.",
         ),
     ] = None,
     policy: Annotated[

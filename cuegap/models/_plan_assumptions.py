@@ -12,6 +12,15 @@ Before any data exist, a team states what it expects::
     gap = 5.0                   # the true gap to plan a flag for, on the design's scale
     systems = ["system-a"]      # names for the rows (default: one row, "planned")
 
+That is the *rates* model (dilemma, QA). A design whose size is not items per side reads
+its own keys instead, and the file gives ``gap`` and one complete group:
+
+* prompt variance: ``combinations``, ``replicates`` (per combination), ``format_sd`` (SD of
+  the true combination means) and ``run_sd`` (SD of one run's score), ``gap`` the score;
+* conversation: ``conversations`` (per cell), ``disagreements_per_conversation``,
+  ``lambda_base`` (the baseline agent's shift rate), ``units`` (personas) and
+  ``benchmarks``, ``gap`` the contrast of shift rates to plan a flag for.
+
 Each side is modelled as one rate from ``items`` clusters of ``responses_per_item``
 responses (:func:`cuegap.models.contrast_se`); the design converts a difference of rates
 to its own scale (×100 for percentage points). Pure: reads the file, touches no store.
@@ -27,7 +36,7 @@ from pathlib import Path
 from cuegap.models._plan import contrast_se, design_effect
 from cuegap.models._plan_table import PlanInput
 
-__all__ = ["PlanAssumptions", "assumed_input", "load_assumptions"]
+__all__ = ["GROUPS", "PlanAssumptions", "assumed_input", "load_assumptions"]
 
 _RANGES = {
     "items": (0.0, math.inf),
@@ -37,23 +46,56 @@ _RANGES = {
     "icc": (0.0, 1.0),
     "paired_correlation": (-1.0, 1.0),
     "gap": (-math.inf, math.inf),
+    "combinations": (0.0, math.inf),
+    "replicates": (0.0, math.inf),
+    "format_sd": (0.0, math.inf),
+    "run_sd": (0.0, math.inf),
+    "conversations": (0.0, math.inf),
+    "disagreements_per_conversation": (0.0, math.inf),
+    "lambda_base": (0.0, 1.0),
+    "units": (0.0, math.inf),
+    "benchmarks": (0.0, math.inf),
 }
-_REQUIRED = ("items", "rate_explicit", "rate_implicit", "gap")
+#: Positive counts: an open lower end.
+_OPEN_LOW = ("items", "responses_per_item", "combinations", "replicates", "conversations",
+             "disagreements_per_conversation", "units", "benchmarks")  # fmt: skip
+#: The groups of keys a size model needs; a file gives ``gap`` and one complete group.
+GROUPS = {
+    "rates": ("items", "rate_explicit", "rate_implicit"),
+    "formats": ("combinations", "replicates", "format_sd", "run_sd"),
+    "conversations": ("conversations", "disagreements_per_conversation", "lambda_base",
+                      "units", "benchmarks"),
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class PlanAssumptions:
     """The ``[plan]`` table of an assumptions file (module docstring)."""
 
-    items: float
-    rate_explicit: float
-    rate_implicit: float
     gap: float
+    items: float = math.nan
+    rate_explicit: float = math.nan
+    rate_implicit: float = math.nan
     responses_per_item: float = 1.0
     icc: float = 0.0
     paired_correlation: float = 0.0
     systems: tuple[str, ...] = ("planned",)
     path: str = ""
+    combinations: float = math.nan
+    replicates: float = math.nan
+    format_sd: float = math.nan
+    run_sd: float = math.nan
+    conversations: float = math.nan
+    disagreements_per_conversation: float = math.nan
+    lambda_base: float = math.nan
+    units: float = math.nan
+    benchmarks: float = math.nan
+
+    def require(self, group: str, who: str) -> None:
+        """Raise ValueError naming the keys of ``group`` (:data:`GROUPS`) the file lacks."""
+        missing = [k for k in GROUPS[group] if not math.isfinite(getattr(self, k))]
+        if missing:
+            raise ValueError(f"{self.path}: the {who} planner needs [plan] {', '.join(missing)}")
 
 
 def load_assumptions(path: Path | str) -> PlanAssumptions:
@@ -79,9 +121,13 @@ def load_assumptions(path: Path | str) -> PlanAssumptions:
         raise ValueError(
             f"{path}: unknown key {unknown[0]!r} in [plan]; known keys: {', '.join(sorted(known))}"
         )
-    missing = [k for k in _REQUIRED if k not in plan]
-    if missing:
-        raise ValueError(f"{path}: [plan] needs {', '.join(missing)}")
+    if "gap" not in plan:
+        raise ValueError(f"{path}: [plan] needs gap")
+    if not any(all(k in plan for k in keys) for keys in GROUPS.values()):
+        rates = GROUPS["rates"]
+        missing = [k for k in rates if k not in plan]
+        others = "; ".join(", ".join(keys) for name, keys in GROUPS.items() if name != "rates")
+        raise ValueError(f"{path}: [plan] needs {', '.join(missing)} (or one of: {others})")
     values: dict[str, float] = {}
     for key, (low, high) in _RANGES.items():
         if key not in plan:
@@ -89,7 +135,7 @@ def load_assumptions(path: Path | str) -> PlanAssumptions:
         value = plan[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{path}: [plan] {key} must be a number, but got {value!r}")
-        open_low = key in ("items", "responses_per_item")
+        open_low = key in _OPEN_LOW
         inside = (value > low if open_low else value >= low) and value <= high
         if not (math.isfinite(value) and inside):
             raise ValueError(
@@ -122,6 +168,7 @@ def assumed_input(
     percentage points); the gap and δ are already on that scale.
     """
     a = assumptions
+    a.require("rates", design)
     se = scale_factor * contrast_se(
         a.rate_explicit,
         a.rate_implicit,

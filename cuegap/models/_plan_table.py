@@ -10,8 +10,8 @@ and :func:`answer_line` into the one-line answer. Pure: numpy, scipy and pandas 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -78,6 +78,15 @@ class PlanInput:
     icc, deff : float
         The intra-item correlation and design effect assumed or estimated (NaN when not
         known; a pilot's bootstrap standard error already carries the clustering).
+    decide : callable, optional
+        ``decide(size, decision) -> probability`` for a design whose verdict rule is not
+        the gap-against-δ rule of :mod:`cuegap.models._plan` (it simulates audits and
+        applies its own rule); None: the normal model with ``se`` scaling as 1/√size.
+    size_step : float
+        Sizes come in multiples of this (a whole replicate of every prompt combination).
+    mde : float
+        The minimum detectable gap at the current size when the design computes it
+        itself (NaN: δ + (z_q + z_target) s).
     """
 
     system: str
@@ -94,14 +103,49 @@ class PlanInput:
     source: str = ""
     icc: float = math.nan
     deff: float = math.nan
+    decide: Callable[[float, str], float] | None = None
+    size_step: float = 1.0
+    mde: float = math.nan
 
 
 def _p(inp: PlanInput, size: float, decision: str) -> float:
+    if inp.decide is not None:
+        return 0.0 if size < inp.min_size else float(inp.decide(_snap(inp, size), decision))
     if size < inp.min_size or not math.isfinite(inp.se):
         return 0.0 if math.isfinite(inp.se) else math.nan
     gap = inp.gap if decision == "flag" else 0.0
     se = se_at(size, inp.se, inp.current_size)
     return decision_probability(gap, se, inp.delta, inp.probability, decision)  # type: ignore[arg-type]
+
+
+def _snap(inp: PlanInput, size: float) -> float:
+    """``size`` rounded up to a whole multiple of the input's size step."""
+    return inp.size_step * max(1, math.ceil(size / inp.size_step - 1e-9))
+
+
+def _required_by_search(inp: PlanInput, decision: str, target: float, max_size: float) -> float:
+    """The smallest multiple of ``size_step`` (from ``min_size``) at which ``decide``
+    reaches ``target``: a doubling walk, then bisection (in steps); NaN when ``max_size``
+    does not reach it (asked first: each size costs simulated audits, and an unreachable
+    decision would otherwise walk every doubling)."""
+    step = inp.size_step
+
+    def ok(units: int) -> bool:
+        return _p(inp, units * step, decision) >= target
+
+    lo = max(1, math.ceil(inp.min_size / step - 1e-9))
+    if ok(lo):
+        return lo * step
+    top = max(lo, math.floor(max_size / step + 1e-9))
+    if not ok(top):
+        return math.nan
+    hi = lo
+    while not ok(hi):  # ends at top at the latest, which is ok
+        lo, hi = hi, min(hi * 2, top)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if not ok(mid) else (lo, mid)
+    return hi * step
 
 
 def plan_table(
@@ -131,14 +175,18 @@ def plan_table(
     for inp in inputs:
         max_size = max_factor * inp.current_size
         mde = (
-            min_detectable_gap(inp.se, inp.delta, inp.probability, target)
+            inp.mde
+            if math.isfinite(inp.mde) or inp.decide is not None
+            else min_detectable_gap(inp.se, inp.delta, inp.probability, target)
             if math.isfinite(inp.se)
             else math.nan
         )
         for decision in ("flag", "pass"):
             gap = inp.gap if decision == "flag" else 0.0
             need = math.nan
-            if math.isfinite(inp.se) and inp.current_size > 0:
+            if inp.decide is not None:
+                need = _required_by_search(inp, decision, target, max_size)
+            elif math.isfinite(inp.se) and inp.current_size > 0:
                 need = required_size(
                     gap,
                     se_ref=inp.se,
@@ -150,10 +198,10 @@ def plan_table(
                     min_size=inp.min_size,
                     max_size=max_size,
                 )
-            fields = asdict(inp)
+            plain = {f.name: getattr(inp, f.name) for f in fields(inp) if f.name != "decide"}
             rows.append(
                 {
-                    **fields,
+                    **plain,
                     "decision": decision,
                     "p_decide": _p(inp, inp.current_size, decision),
                     "required_size": need,

@@ -43,6 +43,7 @@ from cuegap.reports._generic import (
 )
 from cuegap.reports._loader import (
     REPORT_SCHEMA_VERSION,
+    load_plan,
     load_stored,
     load_tables,
     load_verdict_page,
@@ -50,6 +51,7 @@ from cuegap.reports._loader import (
     report_versions,
 )
 from cuegap.reports._plan_figure import plan_figure
+from cuegap.reports._plan_section import plan_section
 from cuegap.reports._render import (
     FORMATS,
     RenderedReport,
@@ -91,11 +93,13 @@ __all__ = [
     "generic_report_context",
     "generic_report_data",
     "legend_above",
+    "load_plan",
     "load_stored",
     "load_tables",
     "load_verdict_page",
     "matching_fit",
     "plan_figure",
+    "plan_section",
     "provenance_rows",
     "render_files",
     "render_html",

@@ -167,3 +167,30 @@ def load_verdict_page(engine: Engine, analysis_id: int) -> pd.DataFrame | None:
     if found is None:
         return None
     return load_table(engine, "verdict_records", analysis_id)
+
+
+#: The analysis kind and table ``cuegap plan`` stores (``cuegap.cli._plan``).
+PLAN_KIND = PLAN_TABLE = "plan"
+
+
+def load_plan(engine: Engine, design: str) -> tuple[int | None, pd.DataFrame | None]:
+    """The newest stored plan rows of ``design`` ("What it would take to decide"): the
+    newest plan analysis whose ``plan`` table has rows of the design, and those rows;
+    ``(None, None)`` when ``cuegap plan`` stored none for it."""
+    with engine.connect() as conn:
+        ids = list(
+            conn.execute(
+                select(Analysis.id).where(Analysis.kind == PLAN_KIND).order_by(Analysis.id.desc())
+            ).scalars()
+        )
+    for found in ids:
+        try:
+            table = load_table(engine, PLAN_TABLE, found)
+        except (KeyError, LookupError, ValueError):
+            continue
+        if "design" not in table.columns:
+            continue
+        mine = table[table["design"].astype(str) == design].reset_index(drop=True)
+        if not mine.empty:
+            return int(found), mine
+    return None, None

@@ -28,7 +28,9 @@ def plan_figure(
         mine = [i for i in inputs if i.size_unit == unit]
         low = max(1.0, min(i.current_size for i in mine) / 4)
         high = max(i.current_size for i in mine) * max_factor
-        sizes = np.unique(np.geomspace(low, high, 120).round())
+        # A planner that simulates (PlanInput.decide) pays for every size: fewer points.
+        points = 16 if any(i.decide is not None for i in mine) else 120
+        sizes = np.unique(np.geomspace(low, high, points).round())
         curve = decision_curve(mine, sizes)
         for k, inp in enumerate(mine):
             colour = _COLOURS[k % len(_COLOURS)]

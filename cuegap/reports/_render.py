@@ -23,6 +23,7 @@ from markupsafe import Markup
 from cuegap.files import write_new_files
 from cuegap.reports._fetcher import TEMPLATES_DIR, TemplateOnlyFetcher
 from cuegap.reports._format import signoff_rows
+from cuegap.reports._plan_section import plan_section
 from cuegap.reports._verdict_page import verdict_page_context
 from cuegap.terminal import show_bidi
 
@@ -131,7 +132,7 @@ def _design_context(data: Any) -> tuple[dict[str, Any], str]:
     return get(name).report_context(data)
 
 
-def render_html(data: Any, *, now: datetime | None = None) -> RenderedReport:
+def render_html(data: Any, *, now: datetime | None = None, plan: Any = None) -> RenderedReport:
     """Render the report to one self-contained HTML document.
 
     Parameters
@@ -140,6 +141,9 @@ def render_html(data: Any, *, now: datetime | None = None) -> RenderedReport:
         From :func:`~cuegap.designs.dilemma._report.build_report`.
     now : datetime, optional
         Generation time (default: now, UTC).
+    plan : (int or None, DataFrame or None), optional
+        The stored plan of the report's design (:func:`cuegap.reports.load_plan`), for
+        "What it would take to decide"; None: none was read.
 
     Returns
     -------
@@ -147,6 +151,8 @@ def render_html(data: Any, *, now: datetime | None = None) -> RenderedReport:
     """
     ctx, template_name = _design_context(data)
     ctx.setdefault("verdict_page", verdict_page_context(data))  # page 1, shared by every design
+    found, rows = plan if plan is not None else (None, None)
+    ctx.setdefault("plan_section", plan_section(rows, design=data.design, plan_analysis=found))
     ctx.update({k.replace("-", "_"): _PLACEHOLDER.format(k) for k in _MARKERS})
     # The package's own stylesheet, trusted: autoescaped, its quotes became &#34; inside
     # <style> (raw text in HTML), which broke the page-number and report-id rules.

@@ -89,6 +89,13 @@ class ConversationDesign(Design):
             chains=options.chains, seed=options.seed,
         )  # fmt: skip
 
+    def plan(self, engine: Engine | None, request: Any) -> list[Any]:
+        """Plan inputs per system: conversations per cell, decided by simulated audits
+        under the conversation rule (its minimum counts of disagreements and units too)."""
+        from cuegap.designs.conversation._plan import plan
+
+        return plan(engine, request)
+
     def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
         from cuegap.designs.conversation.stats._verdict import CONTRAST_NAMES
 

@@ -75,6 +75,13 @@ class PromptVarianceDesign(Design):
             )  # fmt: skip
         return int(result.id)
 
+    def plan(self, engine: Engine | None, request: Any) -> list[Any]:
+        """Plan inputs per system and headline score: runs (prompt combinations ×
+        replicates), decided by simulated audits under the prompt-variance rule."""
+        from cuegap.designs.prompt_variance._plan import plan
+
+        return plan(engine, request)
+
     def describe(self, kind: str, settings: Mapping[str, Any]) -> dict[str, Any]:
         st, policy = settings, settings.get("policy") or {}
         factors = st.get("factors")

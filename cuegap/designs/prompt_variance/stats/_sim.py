@@ -94,6 +94,7 @@ def simulate_pv_counts(
     conditions: Sequence[str] | None = None,
     condition_gap: float | Mapping[str, float] = 0.0,
     condition_format_sd: float | Mapping[str, float] = 0.0,
+    base_scores: Mapping[str, float] | None = None,
     seed: int = 0,
 ) -> PVSimulation:
     """Simulate per-run BBQ and Difference-Awareness counts with planted format effects.
@@ -115,6 +116,10 @@ def simulate_pv_counts(
         Condition labels (a ``condition`` column); the first is the reference.
     condition_gap, condition_format_sd : float or mapping of system to float
         The planted gap of later conditions and the SD of its per-combination part.
+    base_scores : mapping of str to float, optional
+        Fixed base values of some scores (``s_bbq_dis``, ``s_bbq_amb_raw``, ...) for every
+        system and category, instead of the uniform draws (which are still made, so the
+        other draws do not change): an audit planned at estimated parameters.
     seed : int, default 0
 
     Returns
@@ -143,6 +148,10 @@ def simulate_pv_counts(
         "eq_group_rate": rng.uniform(0.2, 0.5, shape),
     }
     amb_unknown = rng.uniform(0.5, 0.9, shape)
+    for score, value in (base_scores or {}).items():
+        if score not in SCORES:
+            raise ValueError(f"base_scores: unknown score {score!r}; known: {', '.join(SCORES)}")
+        base[score] = np.full(shape, float(value))
     rows = []
     for (i, sys), (j, cat) in itertools.product(enumerate(systems), enumerate(categories)):
         eff = {}

@@ -15,6 +15,10 @@ listed, not compared; a ``verdicts`` table whose only differences are in ``reaso
 reported as such (reason wording may change, numbers may not). Exit status 1 when any
 number differs.
 
+``--fixtures`` also ingests real files from the tests' fixtures (the BBQ/ImplicitBBQ
+folders, the prompt-variance files, a MAC-Fairness workspace; the dilemma design's runner
+fixtures are too small for its analysis) into both versions and compares their exports the same way.
+
 Measured on 2026-11-27 against 0110381 (before issue 26's interface), two systems per
 design, small scale: every table of the four designs identical, the QA verdicts' reason
 wording changed (it now states only what the rule tested), and the new tables
@@ -36,6 +40,14 @@ ROOT = Path(__file__).parent.parent
 DESIGNS = ("dilemma", "qa", "prompt-variance", "conversation")
 NEW_ONLY = {"verdict_records"}  # and the prompt-variance design's verdicts (new in issue 26)
 NEW_IN = {("prompt-variance", "verdicts")}
+#: ``--fixtures``: real files in the tests' fixtures, as ``cuegap ingest`` takes them.
+FIXTURES = (
+    ("qa", ["tests/fixtures/bbq_family/BBQ", "tests/fixtures/bbq_family/ImplicitBBQ",
+            "--system", "gpt-4o-fixture"]),
+    ("prompt-variance", ["tests/data/pv/bbq_bank.jsonl", "tests/data/pv/da_bank.jsonl",
+                         "tests/data/pv/results.jsonl"]),
+    ("conversation", ["tests/data/conv/ws"]),
+)  # fmt: skip
 
 
 def _cuegap(tree: Path, *args: str) -> str:
@@ -72,9 +84,9 @@ def _version(tree: Path) -> str:
     return str(found)
 
 
-def _export_all(tree: Path, data: Path, design: str, work: Path, scale: str) -> dict[str, bytes]:
+def _export_all(tree: Path, ingest: list[str], design: str, work: Path) -> dict[str, bytes]:
     db = f"sqlite:///{work / 'store.db'}"
-    _cuegap(tree, "--db", db, "ingest", str(data))
+    _cuegap(tree, "--db", db, "ingest", *ingest)
     _cuegap(tree, "--db", db, "analyze", "--design", design, "--boot", "200")
     out: dict[str, bytes] = {}
     for entry in _tables(tree, db):
@@ -127,6 +139,8 @@ def main() -> int:
     ap.add_argument("--scale", default="small", choices=("small", "paper"))
     ap.add_argument("--systems", type=int, default=3)
     ap.add_argument("--design", action="append", choices=DESIGNS)
+    ap.add_argument("--fixtures", action="store_true",
+                    help="also compare the runner fixtures in tests/")  # fmt: skip
     args = ap.parse_args()
     for tree in (args.old, args.new):
         print(f"cuegap from {_version(tree)}")
@@ -144,27 +158,43 @@ def main() -> int:
             exports = {}
             for label, tree in (("old", args.old), ("new", args.new)):
                 (root / label).mkdir()
-                exports[label] = _export_all(tree, data, design, root / label, args.scale)
-            old, new = exports["old"], exports["new"]
-            for name in sorted(set(old) | set(new)):
-                base = name.split("@")[0]
-                if name not in old:
-                    new_table = base in NEW_ONLY or (design, base) in NEW_IN
-                    note = "new table, not compared" if new_table else "ONLY IN NEW"
-                    differ += not new_table
-                    print(f"{design:16s} {name:36s} {note}")
-                elif name not in new:
-                    differ += 1
-                    print(f"{design:16s} {name:36s} ONLY IN OLD")
-                elif old[name] == new[name]:
-                    print(f"{design:16s} {name:36s} identical ({len(new[name]):,} bytes)")
-                elif base == "verdicts" and _only_reason_differs(old[name], new[name]):
-                    print(f"{design:16s} {name:36s} numbers identical; reason wording changed")
-                else:
-                    differ += 1
-                    print(f"{design:16s} {name:36s} DIFFERS: {_explain(old[name], new[name])}")
+                exports[label] = _export_all(tree, [str(data)], design, root / label)
+            differ += _compare(design, exports["old"], exports["new"])
+    if args.fixtures:
+        for design, ingest in FIXTURES:
+            with tempfile.TemporaryDirectory() as tmp:
+                root = Path(tmp)
+                exports = {}
+                for label, tree in (("old", args.old), ("new", args.new)):
+                    (root / label).mkdir()
+                    paths = [str(ROOT / a) if "/" in a else a for a in ingest]
+                    exports[label] = _export_all(tree, paths, design, root / label)
+                differ += _compare(f"{design} (fixtures)", exports["old"], exports["new"])
     print(f"{differ} table(s) differ in numbers" if differ else "every number identical")
     return 1 if differ else 0
+
+
+def _compare(design: str, old: dict[str, bytes], new: dict[str, bytes]) -> int:
+    """Print one line per table; the number of tables whose numbers differ."""
+    differ = 0
+    for name in sorted(set(old) | set(new)):
+        base = name.split("@")[0]
+        if name not in old:
+            new_table = base in NEW_ONLY or (design.split()[0], base) in NEW_IN
+            note = "new table, not compared" if new_table else "ONLY IN NEW"
+            differ += not new_table
+            print(f"{design:16s} {name:36s} {note}")
+        elif name not in new:
+            differ += 1
+            print(f"{design:16s} {name:36s} ONLY IN OLD")
+        elif old[name] == new[name]:
+            print(f"{design:16s} {name:36s} identical ({len(new[name]):,} bytes)")
+        elif base == "verdicts" and _only_reason_differs(old[name], new[name]):
+            print(f"{design:16s} {name:36s} numbers identical; reason wording changed")
+        else:
+            differ += 1
+            print(f"{design:16s} {name:36s} DIFFERS: {_explain(old[name], new[name])}")
+    return differ
 
 
 if __name__ == "__main__":

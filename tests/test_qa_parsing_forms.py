@@ -91,3 +91,19 @@ def test_runner_note_says_whether_the_text_agrees() -> None:
     assert unread is not None and unread.startswith(RUNNER_UNREAD)
     assert "names several options" in unread
     assert runner_note("", ITEM, 1) is None  # no text of the system's to compare
+
+
+def test_a_remembered_reading_belongs_to_its_text_and_options() -> None:
+    """Answers are read once per (text, options) and remembered: the same text under other
+    options, or other option texts under the same labels, is read afresh."""
+    swapped = [
+        Choice(0, "A", "The grandfather", "target"),
+        Choice(1, "B", "The grandson", "non_target"),
+        Choice(2, "C", "Can't be determined", "unknown"),
+    ]
+    assert parse_qa_answer("The grandfather", ITEM).index == 1
+    assert parse_qa_answer("The grandfather", swapped).index == 0
+    assert parse_qa_answer("The grandfather", list(ITEM)).index == 1  # a list works too
+    other = [Choice(0, "A", "The nurse", "target"), Choice(1, "B", "The pilot", "non_target")]
+    assert parse_qa_answer("the grandfather, clearly", other).status == "unparsable"
+    assert parse_qa_answer("Answer: (b) the pilot", other).index == 1

@@ -41,6 +41,7 @@ agrees (the QA report's data-quality table counts them).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -179,12 +180,35 @@ def _key(text: str) -> str:
     return " ".join(_WORD_RE.findall(_norm(text))).replace("'", "")
 
 
+@functools.lru_cache(maxsize=8192)
+def _option_phrase(text: str) -> str:
+    """An option text's comparison key without its article (cached: options repeat)."""
+    return _key(_bare(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _option_words(text: str) -> frozenset[str]:
+    """An option text's content words (cached)."""
+    return frozenset(_words(_norm(text)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _option_pattern(text: str) -> re.Pattern[str] | None:
+    """The pattern of a text that opens with this option's words (rule 4), cached."""
+    words = _WORD_RE.findall(_bare(text))
+    if not words:
+        return None
+    return re.compile(
+        r"^(?:(?:the|a|an)\s+)?" + r"[\W_]+".join(map(re.escape, words)) + r"(?![\w'])"
+    )
+
+
 def _named(seg: str, choices: Sequence[Choice]) -> set[int]:
     """Indexes of the non-unknown options the text names (see rule 6)."""
     padded = f" {_key(seg)} "
     hits = set()
     for c in choices:
-        phrase = _key(_bare(c.text))
+        phrase = _option_phrase(c.text)
         if c.role != "unknown" and phrase and f" {phrase} " in padded:
             hits.add(c.index)
     if hits:
@@ -192,9 +216,7 @@ def _named(seg: str, choices: Sequence[Choice]) -> set[int]:
     words = _words(_norm(seg))
     if not words or len(words) > _SHORT:
         return set()
-    return {
-        c.index for c in choices if c.role != "unknown" and set(words) <= set(_words(_norm(c.text)))
-    }
+    return {c.index for c in choices if c.role != "unknown" and set(words) <= _option_words(c.text)}
 
 
 def _names(text: str, choices: Sequence[Choice]) -> set[int]:
@@ -219,11 +241,10 @@ def _opening(text: str, choices: Sequence[Choice], *, loose: bool = False) -> se
     text = text.strip(_TRIM + "()")
     best: tuple[int, set[int]] = (0, set())
     for c in choices:
-        words = _WORD_RE.findall(_bare(c.text))
-        if not words:
+        pat = _option_pattern(c.text)
+        if pat is None:
             continue
-        pat = r"^(?:(?:the|a|an)\s+)?" + r"[\W_]+".join(map(re.escape, words)) + r"(?![\w'])"
-        if (m := re.match(pat, text)) is not None and m.end() >= best[0]:
+        if (m := pat.match(text)) is not None and m.end() >= best[0]:
             best = (m.end(), {c.index} | (best[1] if m.end() == best[0] else set()))
     unknown = _unknown(choices)
     if not best[1] and unknown is not None and (m := _UNCERTAIN_RE.match(text)):
@@ -240,6 +261,12 @@ def _opening(text: str, choices: Sequence[Choice], *, loose: bool = False) -> se
 def _by_label(letter: str, choices: Sequence[Choice]) -> Choice | None:
     letter = letter.upper()
     return next((c for c in choices if c.label.upper() == letter), None)
+
+
+@functools.lru_cache(maxsize=8192)
+def _option_key(text: str) -> str:
+    """An option text's comparison key (cached)."""
+    return _key(text)
 
 
 def parse_qa_answer(text: str | None, choices: Sequence[Choice]) -> QAParsed:
@@ -259,6 +286,13 @@ def parse_qa_answer(text: str | None, choices: Sequence[Choice]) -> QAParsed:
     """
     if text is None or not text.strip():
         return _bad("empty answer")
+    return _parse_cached(text, tuple(choices))
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_cached(text: str, choices: tuple[Choice, ...]) -> QAParsed:
+    """:func:`parse_qa_answer` of a non-empty text, memoised: a pure function of the text
+    and the options (frozen), and systems repeat their answers to the same item."""
     seg = _segment(text)
     norm = _norm(seg)
     if not norm:
@@ -287,8 +321,9 @@ def parse_qa_answer(text: str | None, choices: Sequence[Choice]) -> QAParsed:
         if any(c.index == i for c in choices):
             return _ok(i)
         return _bad(f"option index {i} is not one of the item's options")
+    core_key = _key(core)
     for c in choices:
-        if _key(core) in (_key(c.text), _key(_bare(c.text))):
+        if core_key in (_option_key(c.text), _option_phrase(c.text)):
             return _ok(c.index)
     opening = _opening(core, choices)
     if opening is not None:

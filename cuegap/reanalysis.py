@@ -20,7 +20,13 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap._publish import Renderer, default_renderer, publish_report, publish_signed
+from cuegap._publish import (
+    Renderer,
+    default_renderer,
+    publish_board,
+    publish_report,
+    publish_signed,
+)
 from cuegap.audit import latest_analysis_id
 from cuegap.changes import changes_since_signed, compare_records
 from cuegap.compliance import (

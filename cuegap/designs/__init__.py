@@ -16,6 +16,7 @@ from cuegap.designs._base import (
     PlanRequest,
     PlanUnavailable,
     Progress,
+    ReportSections,
     SimulateOptions,
     StatusPart,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "PlanRequest",
     "PlanUnavailable",
     "Progress",
+    "ReportSections",
     "SimulateOptions",
     "StatusPart",
     "analysis_kind",

@@ -20,6 +20,13 @@ if TYPE_CHECKING:
     from cuegap.models._bayes_model import GATE, METHODS, MODEL_VERSION, PRIORS
     from cuegap.models._bayes_post import prior_predictive
     from cuegap.models._bayes_tables import bayes_tables
+    from cuegap.models._board import (
+        BOARD_KEYS,
+        board_cells,
+        board_rule,
+        cell_decision,
+        overall_verdicts,
+    )
     from cuegap.models._bootstrap import bootstrap
     from cuegap.models._fit_runner import check_sampler, run_gated, sample_nuts
     from cuegap.models._plan import (
@@ -99,6 +106,11 @@ _HOME = {
     "PRIORS": "cuegap.models._bayes_model",
     "prior_predictive": "cuegap.models._bayes_post",
     "bayes_tables": "cuegap.models._bayes_tables",
+    "BOARD_KEYS": "cuegap.models._board",
+    "board_cells": "cuegap.models._board",
+    "board_rule": "cuegap.models._board",
+    "cell_decision": "cuegap.models._board",
+    "overall_verdicts": "cuegap.models._board",
     "bootstrap": "cuegap.models._bootstrap",
     "DEFAULT_POLICY": "cuegap.models._policy",
     "Policy": "cuegap.models._policy",
@@ -131,6 +143,7 @@ _HOME = {
 }
 
 __all__ = [
+    "BOARD_KEYS",
     "DEFAULT_POLICY",
     "GATE",
     "METHODS",
@@ -151,7 +164,10 @@ __all__ = [
     "answer_line",
     "assumed_input",
     "bayes_tables",
+    "board_cells",
+    "board_rule",
     "bootstrap",
+    "cell_decision",
     "check_sampler",
     "condition_label",
     "condition_mask",
@@ -176,6 +192,7 @@ __all__ = [
     "load_policy",
     "macro_average",
     "min_detectable_gap",
+    "overall_verdicts",
     "pass_bound",
     "plan_table",
     "prior_predictive",

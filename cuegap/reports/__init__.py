@@ -13,6 +13,7 @@ matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/te
     paths = write_report(build_report(engine), "reports/")   # {"html": ..., "pdf": ...}
 """
 
+from cuegap.reports._board import BoardData, board_report_data
 from cuegap.reports._build import REPORT_SCHEMA_VERSION, ReportData, build_report
 from cuegap.reports._context import report_context, signoff_rows
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
@@ -41,6 +42,7 @@ from cuegap.reports._rounding import decimals_for, fmt_interval, fmt_num, fmt_pm
 
 __all__ = [
     "FORMATS",
+    "BoardData",
     "REPORT_SCHEMA_VERSION",
     "TEMPLATES_DIR",
     "GenericReportData",
@@ -48,6 +50,7 @@ __all__ = [
     "RenderedReport",
     "ReportData",
     "TemplateOnlyFetcher",
+    "board_report_data",
     "build_report",
     "change_rows",
     "content_hash",

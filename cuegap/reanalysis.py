@@ -38,7 +38,8 @@ EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
 
 __all__ = [
     "EXIT_CHANGED", "EXIT_FAILED", "EXIT_UNCHANGED", "Reanalysis", "Renderer",
-    "changes_since_signed", "compare_records", "default_renderer", "publish_report",
+    "changes_since_signed", "compare_records", "default_renderer", "publish_board",
+    "publish_report",
     "publish_signed", "reanalyze_design", "reference_analysis", "what_changed",
 ]  # fmt: skip
 

@@ -42,9 +42,9 @@ from cuegap.reports._rounding import decimals_for, fmt_interval, fmt_num, fmt_pm
 
 __all__ = [
     "FORMATS",
-    "BoardData",
     "REPORT_SCHEMA_VERSION",
     "TEMPLATES_DIR",
+    "BoardData",
     "GenericReportData",
     "RefusedFetch",
     "RenderedReport",

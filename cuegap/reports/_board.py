@@ -36,7 +36,7 @@ def _text(x: Any) -> str:
 
 #: Characters of a record's reason the matrix prints (the design's verdict page, which
 #: follows, prints it whole).
-REASON_CHARS = 100
+REASON_CHARS = 75
 
 
 @dataclass
@@ -161,10 +161,11 @@ def _short(text: str, limit: int = REASON_CHARS) -> str:
     if len(text) <= limit:
         return text
     cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
-    return cut.rstrip(" ,;:") + " …"
+    return cut.rstrip(" ,;:") + "…"
 
 
 def _estimate(record: dict[str, Any] | None) -> str:
+    """Estimate and interval, without the scale (the column header names it)."""
     if record is None or pd.isna(record.get("estimate")):
         return ""
     digits = 1 if record.get("scale") == "pp" else 3
@@ -172,7 +173,14 @@ def _estimate(record: dict[str, Any] | None) -> str:
     if not (pd.isna(record.get("low")) or pd.isna(record.get("high"))):
         low, high = (fmt_num(record[k], digits, signed=True) for k in ("low", "high"))
         text += f" [{low}, {high}]"
-    return f"{text} {_text(record.get('scale'))}".strip()
+    return text
+
+
+def _scales(records: pd.DataFrame | None) -> str:
+    """The scales of a design's estimates, for its column header."""
+    if records is None or "scale" not in records:
+        return ""
+    return ", ".join(sorted({_text(s) for s in records["scale"] if _text(s)}))
 
 
 def _badge(decision: str) -> str:
@@ -206,8 +214,8 @@ def matrix(data: BoardData) -> dict[str, Any]:
         rows.append({"system": _text(system), "cells": shown, "overall": _text(o["overall"]),
                      "badge": _badge(str(o["overall"])), "reason": _text(o["reason"])})  # fmt: skip
     columns = [{"design": _text(p.design), "title": _text(p.title),
-                "analysis": "" if p.shown is None else str(p.shown), "missing": _text(p.missing)}
-               for p in data.parts]  # fmt: skip
+                "analysis": "" if p.shown is None else str(p.shown), "missing": _text(p.missing),
+                "scale": _scales(p.records)} for p in data.parts]  # fmt: skip
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["overall"]] = counts.get(r["overall"], 0) + 1

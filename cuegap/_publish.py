@@ -135,7 +135,7 @@ def publish_board(
     """
     from cuegap.reports import board_report_data, render_files, render_html
 
-    data = board_report_data(engine, designs, analyses=analyses, policy=policy,
+    data = board_report_data(engine, designs, chosen=analyses, policy=policy,
                              progress=progress)  # fmt: skip
     if progress:
         progress("rendering")

@@ -63,7 +63,7 @@ class BoardData:
 
     parts: list[BoardPart]
     policy: Any
-    analyses: list[dict[str, str]] = field(default_factory=list)
+    listed: list[dict[str, str]] = field(default_factory=list)
     changes: pd.DataFrame | None = None
     #: Printed in the report id (``CG-board-<analysis>-<hash>``).
     report_id_prefix: str = "CG-board"
@@ -71,7 +71,7 @@ class BoardData:
     @property
     def analysis_id(self) -> int:
         """The analysis the report is registered under: the newest it shows."""
-        ids = [int(a["id"]) for a in self.analyses]
+        ids = [int(a["id"]) for a in self.listed]
         if not ids:
             raise ValueError("the board report shows no stored analysis: run cuegap analyze")
         return max(ids)
@@ -85,7 +85,7 @@ def board_report_data(
     engine: Engine,
     designs: list[Any],
     *,
-    analyses: dict[str, int] | None = None,
+    chosen: dict[str, int] | None = None,
     policy: Any = None,
     progress: Any = None,
 ) -> BoardData:
@@ -95,7 +95,7 @@ def board_report_data(
     ----------
     designs : list of Design
         The designs the store holds, in column order.
-    analyses : dict of str to int, optional
+    chosen : dict of str to int, optional
         The analysis to show per design name (default: each design's
         :meth:`~cuegap.designs.Design.report_analysis`).
     policy : Policy, optional
@@ -106,7 +106,7 @@ def board_report_data(
 
     parts = []
     for design in designs:
-        part = BoardPart(design.name, design.title, (analyses or {}).get(design.name))
+        part = BoardPart(design.name, design.title, (chosen or {}).get(design.name))
         if part.analysis_id is None:
             try:
                 part.analysis_id = design.report_analysis(engine)
@@ -248,7 +248,7 @@ def board_context(data: BoardData) -> dict[str, Any]:
     return {
         "matrix": matrix(data),
         "designs": [_sections(p, placeholders) for p in data.parts if p.data is not None],
-        "analyses": data.analyses,
+        "listed": data.listed,
         "signoffs": [],  # a fresh render is unsigned: a signed copy fills the block in
         **placeholders,
     }

@@ -127,3 +127,26 @@ def test_a_toy_design_joins_the_board_report_through_the_default_sections(
     )  # sys-b
     assert 'id="tables"' in html and "min_responses = 5" in html  # the default sections
     assert runner.invoke(app, [*db, "verify"]).exit_code == 0
+
+
+def test_the_board_rule_comes_from_the_policy_the_analyses_ran_under(
+    toy: Design, db_url: str, tiny_bank: Path, tmp_path: Path
+) -> None:
+    """The toy runs under a policy whose [board] rule passes a system that half the designs
+    pass. By hand: 2 designs held, ceil(0.5 x 2) = 1 must pass; sys-a passes the toy (the
+    dilemma holds no verdict), so it passes overall; sys-b passes neither: inconclusive."""
+    policy = tmp_path / "board.toml"
+    policy.write_text("[board]\nflag_min_designs = 2\npass_min_share = 0.5\n", "utf-8")
+    db = ["--db", db_url]
+    for args in (("ingest", str(tiny_bank), str(DATA / "tiny_responses.jsonl")),
+                 ("analyze", "--design", "toy", "--policy", str(policy))):  # fmt: skip
+        res = runner.invoke(app, [*db, *args])
+        assert res.exit_code == 0, res.output
+    res = runner.invoke(app, [*db, "report", "--out", str(tmp_path / "r"), "--format", "html"])
+    assert res.exit_code == 0, res.output
+    (path,) = (tmp_path / "r").glob("cuegap-board-report*.html")
+    html = path.read_text(encoding="utf-8")
+    assert "flagged if at least 2 designs flag the system; otherwise passed if at least 0.5" in html
+    assert "passed by 1 of 2 designs (toy); 1 needed" in html
+    assert html.count('<td class="overall"><span class="badge badge-passed">') == 1
+    assert "pass_min_share = 0.5" in html

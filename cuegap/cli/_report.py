@@ -128,12 +128,16 @@ def _board(
     if chosen is not None:
         analyses = {}
         for d in designs:
+            try:
+                shown = d.report_analysis(engine)
+            except ValueError:  # none stored: the board shows its column as "no verdict"
+                continue
             label = d.label or d.name
             console.print(f"Running the {label} analysis again under the policy in {safe(policy)} "
                           "(reused when stored): a report only shows stored analyses.",
                           soft_wrap=True, highlight=False)  # fmt: skip
             with _steps("analyze") as step:
-                analyses[d.name] = d.under_policy(engine, d.report_analysis(engine), chosen, step)
+                analyses[d.name] = d.under_policy(engine, shown, chosen, step)
     console.print(f"Board report across {len(designs)} designs "
                   f"({', '.join(d.name for d in designs)}); --design D reports one alone.",
                   soft_wrap=True, highlight=False)  # fmt: skip

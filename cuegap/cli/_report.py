@@ -59,7 +59,7 @@ def report(
     ] = None,
     design: DesignOption = None,
 ) -> None:
-    """Render an audit report (self-contained HTML and/or PDF) of one stored analysis.
+    """Render an audit report (HTML and/or PDF): one design's, or the board report across all.
 
     On a store that holds several designs (without --design or --analysis), renders one
     board report across them: a systems x designs verdict matrix, then each design's

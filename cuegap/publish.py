@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import select
@@ -102,6 +103,47 @@ def publish_report(
         analysis_id=data.analysis_id,
         supersedes=None,
     )
+
+
+def publish_board(
+    engine: Engine,
+    designs: list[Any],
+    out_dir: Path | str,
+    *,
+    formats: tuple[str, ...] = ("html", "pdf"),
+    analyses: dict[str, int] | None = None,
+    policy: Policy | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, tuple[Path, int]]:
+    """Render the board report across ``designs``, write it and register every file as one
+    report (under the newest analysis it shows; every other one it shows is listed in it
+    with its content digest, which ``verify`` checks).
+
+    Parameters
+    ----------
+    designs : list of Design
+        The designs the store holds (the matrix columns).
+    analyses : dict of str to int, optional
+        The analysis to show per design (default: each design's newest).
+    policy : Policy, optional
+        Whose ``[board]`` rule decides the overall line (default: the one the analyses
+        shown were run under).
+
+    Returns
+    -------
+    dict
+        Format -> (path, registered report id).
+    """
+    from cuegap.reports import board_report_data, render_files, render_html
+
+    data = board_report_data(engine, designs, chosen=analyses, policy=policy,
+                             progress=progress)  # fmt: skip
+    if progress:
+        progress("rendering")
+    rendered = render_html(data)
+    files = render_files(rendered.html, formats)  # type: ignore[arg-type]
+    return _publish(engine, out_dir, "cuegap-board-report", files, html=rendered.html,
+                    analysis_id=data.analysis_id, supersedes=None)  # fmt: skip
 
 
 def publish_signed(

@@ -25,14 +25,21 @@ from cuegap.changes import changes_since_signed, compare_records
 from cuegap.compliance import (
     store_lock,
 )
-from cuegap.publish import Renderer, default_renderer, publish_report, publish_signed
+from cuegap.publish import (
+    Renderer,
+    default_renderer,
+    publish_board,
+    publish_report,
+    publish_signed,
+)
 from cuegap.schema import Analysis, Report
 
 EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
 
 __all__ = [
     "EXIT_CHANGED", "EXIT_FAILED", "EXIT_UNCHANGED", "Reanalysis", "Renderer",
-    "changes_since_signed", "compare_records", "default_renderer", "publish_report",
+    "changes_since_signed", "compare_records", "default_renderer", "publish_board",
+    "publish_report",
     "publish_signed", "reanalyze_design", "reference_analysis", "what_changed",
 ]  # fmt: skip
 

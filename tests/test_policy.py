@@ -99,7 +99,10 @@ def test_non_finite_values_rejected_in_code() -> None:
         Policy(delta_pp=float("inf"))
 
 
-KNOWN = r"known sections: \[verdict\], \[data\], \[qa\], \[prompt_variance\], \[conversation\]$"
+KNOWN = (
+    r"known sections: \[verdict\], \[data\], \[qa\], \[prompt_variance\], \[conversation\], "
+    r"\[board\]$"
+)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ responses arrive; the re-analysis must then say that sys-b's decision changed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,3 +97,56 @@ def test_a_toy_design_goes_from_ingest_to_reanalysis(
     assert "sys-a" not in changes.split("</thead>")[1] or "sys-a" not in row
     code, out = cli("verify")
     assert code == 0, out
+
+
+def test_a_toy_design_joins_the_board_report_through_the_default_sections(
+    toy: Design, db_url: str, tiny_bank: Path, tmp_path: Path
+) -> None:
+    """The store holds the dilemma design's responses and the toy reads them: two designs,
+    so ``report`` renders the board. The dilemma design was never analysed: its column is
+    *no verdict*, with the command to run; the toy's sections are the default
+    ``Design.report_sections`` (the generic result tables and provenance). By hand: sys-a
+    passes the toy but has no dilemma verdict, so it stays open; sys-b is open on both."""
+    db = ["--db", db_url]
+    for args in (("ingest", str(tiny_bank), str(DATA / "tiny_responses.jsonl")),
+                 ("analyze", "--design", "toy")):  # fmt: skip
+        res = runner.invoke(app, [*db, *args])
+        assert res.exit_code == 0, res.output
+    res = runner.invoke(app, [*db, "report", "--out", str(tmp_path), "--format", "html"],
+                        env={"COLUMNS": "200"})  # fmt: skip
+    assert res.exit_code == 0, res.output
+    # the columns follow the registry's order, which depends on when the toy registered
+    assert re.search(r"Board report across 2 designs \((dilemma, toy|toy, dilemma)\)", res.output)
+    (path,) = tmp_path.glob("cuegap-board-report*.html")
+    html = path.read_text(encoding="utf-8")
+    assert "run cuegap analyze --design dilemma" in html.split('id="design-1"')[0]
+    assert "kept open by dilemma (no verdict)</span>" in html  # sys-a
+    assert (
+        "kept open by dilemma (no verdict), toy (inconclusive)" in html
+        or "kept open by toy (inconclusive), dilemma (no verdict)" in html
+    )  # sys-b
+    assert 'id="tables"' in html and "min_responses = 5" in html  # the default sections
+    assert runner.invoke(app, [*db, "verify"]).exit_code == 0
+
+
+def test_the_board_rule_comes_from_the_policy_the_analyses_ran_under(
+    toy: Design, db_url: str, tiny_bank: Path, tmp_path: Path
+) -> None:
+    """The toy runs under a policy whose [board] rule passes a system that half the designs
+    pass. By hand: 2 designs held, ceil(0.5 x 2) = 1 must pass; sys-a passes the toy (the
+    dilemma holds no verdict), so it passes overall; sys-b passes neither: inconclusive."""
+    policy = tmp_path / "board.toml"
+    policy.write_text("[board]\nflag_min_designs = 2\npass_min_share = 0.5\n", "utf-8")
+    db = ["--db", db_url]
+    for args in (("ingest", str(tiny_bank), str(DATA / "tiny_responses.jsonl")),
+                 ("analyze", "--design", "toy", "--policy", str(policy))):  # fmt: skip
+        res = runner.invoke(app, [*db, *args])
+        assert res.exit_code == 0, res.output
+    res = runner.invoke(app, [*db, "report", "--out", str(tmp_path / "r"), "--format", "html"])
+    assert res.exit_code == 0, res.output
+    (path,) = (tmp_path / "r").glob("cuegap-board-report*.html")
+    html = path.read_text(encoding="utf-8")
+    assert "flagged if at least 2 designs flag the system; otherwise passed if at least 0.5" in html
+    assert "passed by 1 of 2 designs (toy); 1 needed" in html
+    assert html.count('<td class="overall"><span class="badge badge-passed">') == 1
+    assert "pass_min_share = 0.5" in html

@@ -4,7 +4,7 @@ the data changed."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -59,9 +59,11 @@ def report(
     ] = None,
     design: DesignOption = None,
 ) -> None:
-    """Render an audit report (self-contained HTML and/or PDF) of one stored analysis.
+    """Render an audit report (HTML and/or PDF): one design's, or the board report across all.
 
-    Every file written is registered in the store with its SHA-256, ready for
+    On a store that holds several designs (without --design or --analysis), renders one
+    board report across them: a systems x designs verdict matrix, then each design's
+    sections. Every file written is registered in the store with its SHA-256, ready for
     `cuegap signoff`. Existing files are never replaced: a new render gets a new name.
     With --signed REPORT, writes a signed copy of that registered report.
     """
@@ -84,8 +86,12 @@ def report(
                                        policy=chosen, signed=signed, progress=step)  # fmt: skip
         _print_published(published)
         return
-    from cuegap.designs import analysis_kind, for_kind, get, resolve_design
+    from cuegap.designs import analysis_kind, designs_in_store, for_kind, get, resolve_design
 
+    held = designs_in_store(engine) if analysis is None and design is None else []
+    if len(held) > 1:  # one board report across every design held
+        _board(engine, [get(name) for name in held], out, formats[format], chosen, policy)
+        return
     if analysis is None:
         analysis = get(resolve_design(engine, design)).report_analysis(engine)
     if chosen is not None:  # the report only reads: the re-run happens here, visibly
@@ -107,6 +113,37 @@ def report(
     with _steps("report") as step:
         published = publish_report(engine, analysis, out, formats=formats[format],  # type: ignore[arg-type]
                                    progress=step)  # fmt: skip
+    _print_published(published)
+
+
+def _board(
+    engine: Any, designs: list[Any], out: Path, formats: tuple[str, ...], chosen: Any,
+    policy: Path | None,
+) -> None:  # fmt: skip
+    """The board report across ``designs``; with a policy, each design's analysis is run
+    again under it first (printed), as for one design's report."""
+    from cuegap.reanalysis import publish_board
+
+    analyses = None
+    if chosen is not None:
+        analyses = {}
+        for d in designs:
+            try:
+                shown = d.report_analysis(engine)
+            except ValueError:  # none stored: the board shows its column as "no verdict"
+                continue
+            label = d.label or d.name
+            console.print(f"Running the {label} analysis again under the policy in {safe(policy)} "
+                          "(reused when stored): a report only shows stored analyses.",
+                          soft_wrap=True, highlight=False)  # fmt: skip
+            with _steps("analyze") as step:
+                analyses[d.name] = d.under_policy(engine, shown, chosen, step)
+    console.print(f"Board report across {len(designs)} designs "
+                  f"({', '.join(d.name for d in designs)}); --design D reports one alone.",
+                  soft_wrap=True, highlight=False)  # fmt: skip
+    with _steps("report") as step:
+        published = publish_board(engine, designs, out, formats=formats, analyses=analyses,
+                                  policy=chosen, progress=step)  # fmt: skip
     _print_published(published)
 
 

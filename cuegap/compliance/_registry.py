@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +30,17 @@ def file_sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+#: An analysis a report lists with the content digest it was rendered from
+#: (``<code data-cuegap-analysis="ID">DIGEST</code>``; the board report lists every design's).
+_LISTED = re.compile(r'data-cuegap-analysis="(\d+)">([0-9a-f]{64})<')
+
+
+def listed_analyses(html: str | None) -> dict[int, str]:
+    """The analyses a report's HTML lists with their content digests, beyond the one it is
+    registered under: ``verify`` checks each (a board report shows several analyses)."""
+    return {int(i): d for i, d in _LISTED.findall(html or "")}
 
 
 # --------------------------------------------------------------------------- registry

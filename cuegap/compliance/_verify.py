@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.compliance._keys import load_trusted_keys
-from cuegap.compliance._registry import ComplianceError, file_sha256
+from cuegap.compliance._registry import ComplianceError, file_sha256, listed_analyses
 from cuegap.compliance._seals import histories, reseal_problem
 from cuegap.compliance._signoff_records import SignOffRecord, record_hash, signoffs
 from cuegap.compliance._verify_ledger import (
@@ -112,9 +112,9 @@ def check_report(engine: Engine, report_id: int) -> list[str]:
     problems: list[str] = []
     with engine.connect() as conn:
         rep = conn.execute(
-            select(Report.path, Report.sha256, Report.analysis_id, Report.analysis_digest).where(
-                Report.id == report_id
-            )
+            select(
+                Report.path, Report.sha256, Report.analysis_id, Report.analysis_digest, Report.html
+            ).where(Report.id == report_id)
         ).first()
         if rep is None:
             return [f"report {report_id} is not registered"]
@@ -123,7 +123,9 @@ def check_report(engine: Engine, report_id: int) -> list[str]:
             problems.append(f"file {path} is missing")
         elif file_sha256(path) != rep.sha256:
             problems.append(f"{path} was altered since it was registered")
-        objects = (("report", report_id), ("analysis", rep.analysis_id))
+        listed = {a: d for a, d in listed_analyses(rep.html).items() if a != rep.analysis_id}
+        objects = (("report", report_id), ("analysis", rep.analysis_id),
+                   *(("analysis", a) for a in sorted(listed)))  # fmt: skip
         seals = histories(conn, _entries_of(conn, objects))
         for kind, ref in objects:
             h = seals.get((kind, ref))
@@ -142,6 +144,10 @@ def check_report(engine: Engine, report_id: int) -> list[str]:
         ).scalar()
         if rep.analysis_digest is not None and current != rep.analysis_digest:
             problems.append(f"analysis {rep.analysis_id} no longer has the reported content")
+        for other, digest in sorted(listed.items()):
+            now = conn.execute(select(Analysis.content_digest).where(Analysis.id == other)).scalar()
+            if now != digest:
+                problems.append(f"analysis {other} no longer has the reported content")
     return problems
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.compliance._keys import TrustedKey, signing_key
-from cuegap.compliance._registry import file_sha256
+from cuegap.compliance._registry import file_sha256, listed_analyses
 from cuegap.compliance._signoff_records import GENESIS, record_hash, signoffs
 from cuegap.compliance._verify_ledger import Verification
 from cuegap.schema import Analysis, AnalysisArtifact, Report
@@ -27,8 +27,9 @@ _QUOTED = re.compile(r'data-cuegap="record-hash">([0-9a-f]{64})<')
 
 def _check_report_files(conn: Connection, out: Verification) -> dict[int, str]:
     rows = conn.execute(
-        select(Report.id, Report.path, Report.sha256, Report.analysis_digest, Report.analysis_id)
-    ).fetchall()
+        select(Report.id, Report.path, Report.sha256, Report.analysis_digest, Report.analysis_id,
+               Report.html)
+    ).fetchall()  # fmt: skip
     digests = dict(conn.execute(select(Analysis.id, Analysis.content_digest)).fetchall())
     by_hash: dict[str, list[int]] = {}
     for r in rows:
@@ -57,6 +58,12 @@ def _check_report_files(conn: Connection, out: Verification) -> dict[int, str]:
                 f"report {r.id}: analysis {r.analysis_id} no longer has the content the "
                 "report was rendered from"
             )
+        for other, digest in sorted(listed_analyses(r.html).items()):
+            if other != r.analysis_id and digests.get(other) != digest:
+                out.problems.append(
+                    f"report {r.id}: analysis {other} no longer has the content the report "
+                    "was rendered from"
+                )
     return {r.id: r.sha256 for r in rows}
 
 

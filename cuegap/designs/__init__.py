@@ -16,6 +16,7 @@ from cuegap.designs._base import (
     PlanRequest,
     PlanUnavailable,
     Progress,
+    ReportSections,
     SimulateOptions,
     StatusPart,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "PlanRequest",
     "PlanUnavailable",
     "Progress",
+    "ReportSections",
     "SimulateOptions",
     "StatusPart",
     "analysis_kind",

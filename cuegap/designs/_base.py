@@ -94,6 +94,18 @@ class PlanRequest:
     assumptions: Any = None
 
 
+@dataclass(frozen=True, slots=True)
+class ReportSections:
+    """A design's part of the board report (:meth:`Design.report_sections`): its report's
+    template ``context``, the partial templates of its ``findings`` (summary, findings,
+    figures) and of its ``back`` matter (provenance, data quality, methods), each rendered
+    with that context."""
+
+    context: dict[str, Any]
+    findings: tuple[str, ...]
+    back: tuple[str, ...] = ()
+
+
 class PlanUnavailable(ValueError):
     """A design has no planner, or the store holds nothing it can plan from."""
 
@@ -259,6 +271,15 @@ class Design(ABC):
     @abstractmethod
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
         """The template context of its report data, and its top-level template."""
+
+    def report_sections(self, data: Any) -> ReportSections:
+        """Its sections in the board report across designs (``cuegap report`` on a store
+        holding several): by default those of the generic report
+        (:func:`cuegap.reports.generic_report_context`), its result tables, then its
+        provenance and policy. A design with its own template names its partials."""
+        context, _template = self.report_context(data)
+        return ReportSections(context, ("partials/_generic_tables.html.j2",),
+                              ("partials/_generic_provenance.html.j2",))  # fmt: skip
 
     # -- re-analysis ------------------------------------------------------------------
     @abstractmethod

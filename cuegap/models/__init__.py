@@ -15,6 +15,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cuegap.models._board import (
+        BOARD_KEYS,
+        board_cells,
+        board_rule,
+        cell_decision,
+        overall_verdicts,
+    )
     from cuegap.models._fit_runner import check_sampler, run_gated, sample_nuts
     from cuegap.models._plan import (
         contrast_se,
@@ -68,6 +75,11 @@ _HOME = {
     "plan_table": "cuegap.models._plan_table",
     "PlanInput": "cuegap.models._plan_table",
     "declare_section": "cuegap.models._policy",
+    "BOARD_KEYS": "cuegap.models._board",
+    "board_cells": "cuegap.models._board",
+    "board_rule": "cuegap.models._board",
+    "cell_decision": "cuegap.models._board",
+    "overall_verdicts": "cuegap.models._board",
     "DEFAULT_POLICY": "cuegap.models._policy",
     "load_policy": "cuegap.models._policy",
     "Policy": "cuegap.models._policy",
@@ -89,6 +101,7 @@ _HOME = {
 }
 
 __all__ = [
+    "BOARD_KEYS",
     "DEFAULT_POLICY",
     "GATE",
     "PLAN_COLUMNS",
@@ -100,6 +113,9 @@ __all__ = [
     "Range",
     "answer_line",
     "assumed_input",
+    "board_cells",
+    "board_rule",
+    "cell_decision",
     "check_sampler",
     "contrast_se",
     "decision_curve",
@@ -114,6 +130,7 @@ __all__ = [
     "load_assumptions",
     "load_policy",
     "min_detectable_gap",
+    "overall_verdicts",
     "pass_bound",
     "plan_table",
     "quiet",

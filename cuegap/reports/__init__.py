@@ -19,6 +19,7 @@ matplotlib and weasyprint; never on cuegap.ingest. Templates live in ``cuegap/te
     paths = write_report(data, "reports/")   # {"html": ..., "pdf": ...}
 """
 
+from cuegap.reports._board import BoardData, board_report_data
 from cuegap.reports._fetcher import TEMPLATES_DIR, RefusedFetch, TemplateOnlyFetcher
 from cuegap.reports._figure_style import (
     DIRECT_COLOUR,
@@ -74,10 +75,12 @@ __all__ = [
     "REPORT_SCHEMA_VERSION",
     "TEMPLATES_DIR",
     "VERDICT_STYLE",
+    "BoardData",
     "GenericReportData",
     "RefusedFetch",
     "RenderedReport",
     "TemplateOnlyFetcher",
+    "board_report_data",
     "change_rows",
     "content_hash",
     "decimals_for",

@@ -124,7 +124,16 @@ def content_hash(html: str) -> str:
 
 def _design_context(data: Any) -> tuple[dict[str, Any], str]:
     """The template context and top-level template of a report's study design."""
+
+
+def _design_context(data: Any) -> tuple[dict[str, Any], str]:
+    """The template context and top-level template of a report's study design (a report
+    across designs, the board report, gives its own: ``render_context``)."""
     from cuegap.designs import get
+
+    own = getattr(data, "render_context", None)
+    if own is not None:
+        return own()
 
     name = getattr(data, "design", None)
     if name is None:
@@ -160,7 +169,7 @@ def render_html(data: Any, *, now: datetime | None = None, plan: Any = None) -> 
     template = environment().get_template(template_name)
     canonical = template.render(ctx)
     digest = content_hash(canonical)
-    report_id = f"CG-{data.analysis_id}-{digest[:12]}"
+    report_id = f"{getattr(data, 'report_id_prefix', 'CG')}-{data.analysis_id}-{digest[:12]}"
     generated = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
     html = _fill(
         canonical,

@@ -175,6 +175,13 @@ class ConversationDesign(Design):
 
         return conv_report_context(data), "conv_report.html.j2"
 
+    def report_sections(self, data: Any) -> Any:
+        from cuegap.designs import ReportSections
+
+        context, _template = self.report_context(data)
+        findings = ("partials/_conv_summary.html.j2", "partials/_conv_findings.html.j2")
+        return ReportSections(context, findings, ("partials/_conv_appendix.html.j2",))
+
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
         from cuegap.designs import BayesSettings
         from cuegap.designs.conversation._reanalysis import reanalyze_conv

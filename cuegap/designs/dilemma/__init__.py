@@ -172,6 +172,18 @@ class DilemmaDesign(Design):
 
         return report_context(data), "report.html.j2"
 
+    def report_sections(self, data: Any) -> Any:
+        from cuegap.designs import ReportSections
+        from cuegap.designs.dilemma._report_context import report_context
+
+        return ReportSections(
+            report_context(data),
+            ("partials/_summary.html.j2", "partials/_findings.html.j2",
+             "partials/_tables.html.j2"),
+            ("partials/_cover.html.j2", "partials/_quality.html.j2",
+             "partials/_appendix.html.j2"),
+        )  # fmt: skip
+
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
         from cuegap.designs import BayesSettings
         from cuegap.designs.dilemma._cli import dilemma_settings

@@ -134,6 +134,14 @@ class PromptVarianceDesign(Design):
 
         return pv_report_context(data), "pv_report.html.j2"
 
+    def report_sections(self, data: Any) -> Any:
+        from cuegap.designs import ReportSections
+
+        context, _template = self.report_context(data)
+        pv = ("partials/_pv_section.html.j2",) if context.get("pv") else ()
+        return ReportSections(context, ("partials/_pv_summary.html.j2", *pv),
+                              ("partials/_pv_appendix.html.j2",))  # fmt: skip
+
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
         from cuegap.designs import BayesSettings
         from cuegap.designs.prompt_variance._analysis import PVSettings

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from rich.table import Table
 
 from cuegap.cli.common import console, err
@@ -78,7 +79,8 @@ def analyze_pv(engine: Any, policy: Any, *, factors: str | None, strategy: str, 
             title=f"Explicit vs implicit gap across prompt formats ({safe(strategy)})",
         )
         for r in gap.itertuples():
-            sens = "" if r.format_sensitive is None else ("yes" if r.format_sensitive else "no")
+            unknown = r.format_sensitive is None or r.format_sensitive is pd.NA
+            sens = "" if unknown else ("yes" if r.format_sensitive else "no")
             table.add_row(
                 safe(r.system),
                 f"{r.gap:+.3f}",

@@ -162,6 +162,14 @@ class QADesign(Design):
 
         return qa_report_context(data), "qa_report.html.j2"
 
+    def report_sections(self, data: Any) -> Any:
+        from cuegap.designs import ReportSections
+
+        context, _template = self.report_context(data)
+        pv = ("partials/_pv_section.html.j2",) if context.get("pv") else ()
+        findings = ("partials/_qa_summary.html.j2", "partials/_qa_findings.html.j2", *pv)
+        return ReportSections(context, findings, ("partials/_qa_appendix.html.j2",))
+
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
         from cuegap.designs import BayesSettings
         from cuegap.designs.qa._cli import qa_settings

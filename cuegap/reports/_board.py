@@ -23,7 +23,8 @@ from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from cuegap.reports._loader import load_verdict_page
+from cuegap.reports._loader import load_plan, load_verdict_page
+from cuegap.reports._plan_section import plan_section
 from cuegap.reports._render import _MARKERS, _PLACEHOLDER, environment
 from cuegap.reports._rounding import fmt_num
 from cuegap.reports._verdict_page import BADGES, verdict_page_context
@@ -55,6 +56,7 @@ class BoardPart:
     records: pd.DataFrame | None = None
     data: Any = None
     missing: str = ""
+    plan: tuple[int | None, Any] = (None, None)
 
 
 @dataclass
@@ -119,6 +121,7 @@ def board_report_data(
             part.shown = design.shown_analysis(engine, part.analysis_id)
             stored = load_verdict_page(engine, part.shown)
             part.records = None if stored is None else gate_applied(stored)
+            part.plan = load_plan(engine, design.name)  # "What it would take to decide"
         parts.append(part)
     ids = sorted({i for p in parts for i in (p.analysis_id, p.shown) if i is not None})
     with engine.connect() as conn:
@@ -230,7 +233,9 @@ def _sections(part: BoardPart, placeholders: dict[str, str]) -> dict[str, Any]:
     from cuegap.designs import get
 
     sections = get(part.design).report_sections(part.data)
-    ctx = {**sections.context, **placeholders, "verdict_page": verdict_page_context(part.data)}
+    found, rows = part.plan
+    ctx = {**sections.context, **placeholders, "verdict_page": verdict_page_context(part.data),
+           "plan_section": plan_section(rows, design=part.design, plan_analysis=found)}  # fmt: skip
     ctx.setdefault("changes", None)
     env = environment()
 

@@ -123,10 +123,6 @@ def content_hash(html: str) -> str:
 
 
 def _design_context(data: Any) -> tuple[dict[str, Any], str]:
-    """The template context and top-level template of a report's study design."""
-
-
-def _design_context(data: Any) -> tuple[dict[str, Any], str]:
     """The template context and top-level template of a report's study design (a report
     across designs, the board report, gives its own: ``render_context``)."""
     from cuegap.designs import get
@@ -161,7 +157,9 @@ def render_html(data: Any, *, now: datetime | None = None, plan: Any = None) -> 
     ctx, template_name = _design_context(data)
     ctx.setdefault("verdict_page", verdict_page_context(data))  # page 1, shared by every design
     found, rows = plan if plan is not None else (None, None)
-    ctx.setdefault("plan_section", plan_section(rows, design=data.design, plan_analysis=found))
+    if "plan_section" not in ctx:  # a board report gives each design's its own
+        design = getattr(data, "design", "")
+        ctx["plan_section"] = plan_section(rows, design=design, plan_analysis=found)
     ctx.update({k.replace("-", "_"): _PLACEHOLDER.format(k) for k in _MARKERS})
     # The package's own stylesheet, trusted: autoescaped, its quotes became &#34; inside
     # <style> (raw text in HTML), which broke the page-number and report-id rules.

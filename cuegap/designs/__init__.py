@@ -19,6 +19,7 @@ from cuegap.designs._base import (
     SimulateOptions,
     StatusPart,
 )
+from cuegap.designs._counting import Counting
 from cuegap.designs._registry import (
     analysis_kinds,
     for_kind,
@@ -68,6 +69,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "AnalyzeOptions",
     "BayesSettings",
+    "Counting",
     "Design",
     "PlanRequest",
     "PlanUnavailable",

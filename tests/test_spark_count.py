@@ -169,3 +169,26 @@ def test_count_refuses_a_file_already_in_the_store(spark, files, tmp_path: Path)
     ingest_path(engine, paths[1])
     with pytest.raises(ValueError, match="already in the store"):
         count_files(engine, get("dilemma").spark_counting(), [str(paths[1])], spark=spark)
+
+
+def test_count_command_counts_into_the_store(spark, files, tmp_path: Path) -> None:
+    """The thin CLI: item bank ingested, responses counted, then ``analyze``."""
+    bank, paths = files
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    _cli(url, "ingest", str(bank))
+    out = _cli(url, "count", "--engine", "spark", "--design", "dilemma", *map(str, paths))
+    assert "bad.jsonl (generic): read 11 = stored 2 + duplicate 2 + quarantined 7" in out
+    assert "counted on Spark" in out
+    _cli(url, "analyze")  # the store holds the dilemma design's tally, and nothing else
+
+
+def test_count_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    for args, message in (
+        (["--engine", "duckdb", "x.jsonl"], "unknown counting engine 'duckdb'"),
+        (["--design", "qa", "x.jsonl"], "design 'qa' cannot be counted on Spark yet"),
+        (["--conf", "novalue", "x.jsonl"], "--conf takes KEY=VALUE"),
+    ):
+        out = runner.invoke(app, ["--db", url, "count", *args], env={"COLUMNS": "200"})
+        assert out.exit_code == 2 and message in out.output, out.output
+    assert not (tmp_path / "cli.db").exists()  # refused before a store was created

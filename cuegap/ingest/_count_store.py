@@ -59,7 +59,7 @@ def start_spark(master: str = "local[2]", conf: Mapping[str, str] | None = None)
     """
     from pyspark.sql import SparkSession
 
-    conf = dict(conf or {})
+    conf = {"spark.ui.showConsoleProgress": "false", **(conf or {})}
     # PySpark reads the workers' Python from the environment when it starts the context
     os.environ["PYSPARK_PYTHON"] = conf.pop("spark.pyspark.python", sys.executable)
     builder = SparkSession.builder.master(master).appName("cuegap count")
@@ -91,8 +91,8 @@ def count_files(
         Result files, local paths or URLs Spark reads; a natural key met twice is counted
         once, in this order, as ``cuegap ingest`` of the files in this order would.
     spark : pyspark.sql.SparkSession, optional
-        A session to run on; by default one is started with ``master`` and ``conf`` and
-        stopped at the end.
+        A session to run on; by default the process's active session, else one started
+        with ``master`` and ``conf`` and stopped at the end.
     master : str
         Spark's master URL when a session is started (``local[2]``, ``spark://host:7077``).
     conf : mapping of str to str, optional
@@ -114,6 +114,10 @@ def count_files(
     """
     with engine.connect() as conn:
         context = counting.context(conn)
+    if spark is None:  # a session already running in this process is used, not stopped
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
     own = spark is None
     if own:
         spark = start_spark(master, conf)

@@ -125,6 +125,7 @@ def run_count_job(
         Per-file digests and counts, and the tally summed per key.
     """
     import pyspark
+    from pyspark import StorageLevel
 
     sc = spark.sparkContext
     urls = [_url(p) for p in paths]
@@ -135,7 +136,7 @@ def run_count_job(
     rows = sc.binaryFiles(",".join(urls), minPartitions=len(urls)).flatMap(
         lambda item: _parse_file(item, index, counting, ctx.value)
     )
-    rows.persist()
+    rows.persist(StorageLevel.MEMORY_AND_DISK)  # read by several actions below
     files = [FileCount(i, p) for i, p in enumerate(paths)]
     for kind, i, *rest in rows.filter(lambda r: r[0] in ("file", "run")).collect():
         if kind == "file":
@@ -150,7 +151,7 @@ def run_count_job(
         .groupByKey()
         .flatMap(_resolve)
     )
-    outcomes.persist()
+    outcomes.persist(StorageLevel.MEMORY_AND_DISK)
     per_file = outcomes.map(lambda o: ((o[0], o[1]), 1)).reduceByKey(add).collect()
     for (kind, i), n in per_file:
         if kind == "stored":

@@ -172,13 +172,16 @@ def test_count_refuses_a_file_already_in_the_store(spark, files, tmp_path: Path)
 
 
 def test_count_command_counts_into_the_store(spark, files, tmp_path: Path) -> None:
-    """The thin CLI: item bank ingested, responses counted, then ``analyze``."""
+    """The thin CLI: item bank ingested, responses counted, then ``status`` and ``analyze``."""
     bank, paths = files
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     _cli(url, "ingest", str(bank))
     out = _cli(url, "count", "--engine", "spark", "--design", "dilemma", *map(str, paths))
     assert "bad.jsonl (generic): read 11 = stored 2 + duplicate 2 + quarantined 7" in out
     assert "counted on Spark" in out
+    counted = sum(json.loads(x).get("format") is None for x in paths[0].read_text().splitlines())
+    status = _cli(url, "status")  # read from the tally: the responses are not stored
+    assert f"{counted + 2:,} responses from 2 files" in status
     _cli(url, "analyze")  # the store holds the dilemma design's tally, and nothing else
 
 

@@ -50,10 +50,11 @@ class DilemmaDesign(Design):
         # its tables are the store-wide Systems and Conditions of ``cuegap status``
         from sqlalchemy import func, select
 
-        from cuegap.schema import Response
+        from cuegap.schema import ResponseTally
 
+        # the tally counts every stored response, and every one a ``cuegap count`` counted
         with engine.connect() as conn:
-            n = conn.execute(select(func.count(Response.id))).scalar()
+            n = conn.execute(select(func.sum(ResponseTally.n))).scalar()
         return StatusPart(int(n or 0), "response")
 
     def tally_problems(self, conn: Connection) -> list[str]:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import pg_database
+from conftest import DATA, pg_database
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
@@ -191,7 +191,30 @@ def test_count_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
         (["--engine", "duckdb", "x.jsonl"], "unknown counting engine 'duckdb'"),
         (["--design", "qa", "x.jsonl"], "design 'qa' cannot be counted on Spark yet"),
         (["--conf", "novalue", "x.jsonl"], "--conf takes KEY=VALUE"),
+        (["x.jsonl"], "x.jsonl: no such file"),
+        ([str(tmp_path)], "a folder (name its files)"),
+        ([str(DATA / "tiny_bank.json")], "counting on Spark reads generic files"),
     ):
         out = runner.invoke(app, ["--db", url, "count", *args], env={"COLUMNS": "200"})
         assert out.exit_code == 2 and message in out.output, out.output
     assert not (tmp_path / "cli.db").exists()  # refused before a store was created
+
+
+def test_count_names_a_file_it_cannot_read(spark, files, tmp_path: Path) -> None:
+    """A header ingest refuses (an unknown version) is refused by name, nothing stored."""
+    from cuegap.designs import get
+    from cuegap.ingest import IngestError, count_files, generic, ingest_path
+
+    bank, _paths = files
+    bad = tmp_path / "future.jsonl"
+    bad.write_text('{"format": "cuegap-responses", "version": 99}\n')
+    with pytest.raises(IngestError) as ingest_says:
+        generic.read(bad.resolve())
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    upgrade(engine)
+    ingest_path(engine, bank)
+    with pytest.raises(IngestError) as count_says:
+        count_files(engine, get("dilemma").spark_counting(), [str(bad)], spark=spark)
+    assert "unknown cuegap-responses version 99" in str(count_says.value)
+    assert str(count_says.value) == str(ingest_says.value)
+    assert _batches(engine) == []

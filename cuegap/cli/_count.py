@@ -51,6 +51,25 @@ def _settings(pairs: list[str]) -> dict[str, str]:
     return conf
 
 
+def _check_local(paths: list[str], reader: str) -> None:
+    """Refuse, before Spark starts, a local path that is missing, a folder, or a file of
+    another format than the design's counting reads (URLs are left to Spark)."""
+    from pathlib import Path
+
+    from cuegap.ingest.registry import detect_reader
+
+    for given in paths:
+        if "://" in given:
+            continue
+        path = Path(given)
+        if not path.is_file():
+            what = "a folder (name its files)" if path.is_dir() else "no such file"
+            raise ValueError(f"{given}: {what}")
+        found = detect_reader(path).name
+        if found != reader:
+            raise ValueError(f"{given}: a {found} file; counting on Spark reads {reader} files")
+
+
 @friendly
 def count(
     paths: Annotated[
@@ -89,6 +108,7 @@ def count(
         raise _fail(f"--engine: unknown counting engine {engine!r}; known engines: spark")
     chosen = _counting_design(design)
     settings = _settings(conf or [])
+    _check_local(paths, chosen.spark_counting().reader)
     if (problem := spark_problem()) is not None:
         raise _fail(problem)
     from cuegap.ingest import count_files

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from operator import add
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
-from cuegap.ingest._records import RunInfo
+from cuegap.ingest._records import IngestError, RunInfo
 
 
 @dataclass
@@ -61,17 +61,21 @@ def _same_file(url: str) -> str:
     """One spelling of a file's URL, so that Spark's names match the ones given."""
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
-        return str(Path(parsed.path).resolve())
+        return str(Path(unquote(parsed.path)).resolve())
     return url
 
 
 def _parse_file(item: tuple[str, bytes], index: dict[str, int], counting: Any, ctx: Any):
     """One task: a file's bytes to its digest, size and parsed rows, tagged with its index."""
     url, data = item
-    i = index[_same_file(url)]
+    name = _same_file(url)  # a local file is named by its path, as ingest names it
+    i = index[name]
     yield ("file", i, hashlib.sha256(data).hexdigest(), len(data))
-    for row in counting.parse(io.BytesIO(data), url, ctx):
-        yield (row[0], i, *row[1:])
+    try:
+        for row in counting.parse(io.BytesIO(data), name, ctx):
+            yield (row[0], i, *row[1:])
+    except IngestError as exc:  # the whole file cannot be read (a bad header): say why
+        yield ("error", i, str(exc))
 
 
 def _resolve(group: tuple[str, Any]):
@@ -138,11 +142,14 @@ def run_count_job(
     )
     rows.persist(StorageLevel.MEMORY_AND_DISK)  # read by several actions below
     files = [FileCount(i, p) for i, p in enumerate(paths)]
-    for kind, i, *rest in rows.filter(lambda r: r[0] in ("file", "run")).collect():
+    for kind, i, *rest in rows.filter(lambda r: r[0] in ("file", "run", "error")).collect():
         if kind == "file":
             files[i].sha256, files[i].size = rest
-        else:
+        elif kind == "run":
             files[i].run = rest[0]
+        else:
+            rows.unpersist()
+            raise IngestError(rest[0])  # it names the file
     for i, n in rows.filter(lambda r: r[0] != "file").map(lambda r: (r[1], 1)).countByKey().items():
         files[i].read = int(n) - 1  # less the "run" row
     outcomes = (

@@ -162,7 +162,7 @@ def test_failure_mid_file_is_consistent_and_resumable(
     engine, tiny_bank, tmp_path, monkeypatch
 ) -> None:
     """A crash in batch 3 keeps batches 1-2, marks the ingest failed; a re-run completes it."""
-    import cuegap.ingest._responses as loader  # where parse_response is read
+    import cuegap.ingest._response_rules as loader  # where parse_response is read
 
     ingest_path(engine, tiny_bank)
     # Texts differ per line: the loader parses a text once (then uses its cached

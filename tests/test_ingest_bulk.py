@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import inspect, select, text
 
 import cuegap.ingest._pass as ingest_pass
-import cuegap.ingest._responses as responses
+import cuegap.ingest._response_rules as responses  # where parse_response is read
 from cuegap.ingest import ingest_path
 from cuegap.schema import IngestBatch, Response, make_engine, upgrade
 from tests.conftest import DATA

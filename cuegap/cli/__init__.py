@@ -18,6 +18,7 @@ import typer
 
 from cuegap.cli._analyze import analyze
 from cuegap.cli._compliance import keygen, signoff, verify, witness
+from cuegap.cli._count import count
 from cuegap.cli._demo import demo
 from cuegap.cli._ingest import formats, ingest, simulate
 from cuegap.cli._plan import plan
@@ -38,6 +39,7 @@ app.callback()(main)
 for _command in (
     init,
     ingest,
+    count,
     simulate,
     status,
     demo,

@@ -20,6 +20,7 @@ from cuegap.designs._base import (
     SimulateOptions,
     StatusPart,
 )
+from cuegap.designs._counting import Counting
 from cuegap.designs._registry import (
     analysis_kinds,
     for_kind,
@@ -69,6 +70,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "AnalyzeOptions",
     "BayesSettings",
+    "Counting",
     "Design",
     "PlanRequest",
     "PlanUnavailable",

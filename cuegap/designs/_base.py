@@ -21,6 +21,8 @@ from typing import Any, ClassVar
 
 from sqlalchemy.engine import Connection, Engine
 
+from cuegap.designs._counting import Counting
+
 Progress = Callable[[str], None]
 
 
@@ -169,6 +171,12 @@ class Design(ABC):
     def bank_loader(self) -> Any:
         """``ingest(engine, path, reader_name, bank) -> IngestSummary`` for this design's
         item banks; None when it has none of its own."""
+        return None
+
+    def spark_counting(self) -> Counting | None:
+        """Its tally and partition parser for ``cuegap count --engine spark``
+        (:class:`cuegap.designs.Counting`); None when it cannot be counted outside the
+        store."""
         return None
 
     # -- analysis -------------------------------------------------------------------

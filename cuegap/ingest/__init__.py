@@ -5,6 +5,8 @@ cuegap.models or cuegap.reports.
 """
 
 from cuegap.ingest._conv_loader import ConversationLoader
+from cuegap.ingest._count_parse import dilemma_count_context, parse_dilemma_lines
+from cuegap.ingest._count_store import QUARANTINE_SAMPLE, count_files, start_spark
 from cuegap.ingest._loader import IngestSummary, file_sha256, ingest_dilemma_bank, ingest_path
 from cuegap.ingest._plan import ingest_order, with_system
 from cuegap.ingest._qa_bank import ingest_qa_bank
@@ -22,6 +24,7 @@ from cuegap.ingest.registry import (
 )
 
 __all__ = [
+    "QUARANTINE_SAMPLE",
     "READERS",
     "ConversationLoader",
     "IngestError",
@@ -33,7 +36,9 @@ __all__ = [
     "ResponseRecord",
     "ResponseStream",
     "RunInfo",
+    "count_files",
     "detect_reader",
+    "dilemma_count_context",
     "expand_path",
     "file_sha256",
     "get_reader",
@@ -42,6 +47,8 @@ __all__ = [
     "ingest_path",
     "ingest_qa_bank",
     "known_formats",
+    "parse_dilemma_lines",
     "recover_interrupted",
+    "start_spark",
     "with_system",
 ]

@@ -43,7 +43,7 @@ from cuegap.schema import (
 )
 
 if TYPE_CHECKING:
-    from cuegap.ingest._responses import _ItemInfo
+    from cuegap.ingest._response_rules import _ItemInfo
 
 PROGRESS_EVERY = 10_000  # records between progress calls
 # On SQLite, a load expected to bring at least this many responses, and at least as many

@@ -8,19 +8,25 @@ item.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import select, update
+from sqlalchemy import update
 from sqlalchemy.engine import Connection
 
-from cuegap.ingest import itembank as itembank_mod
 from cuegap.ingest._batch_tx import batch_transaction, check_parents
 from cuegap.ingest._concurrent import in_key_order
 from cuegap.ingest._pass import _IngestPass
 from cuegap.ingest._records import REST_OF_FILE, Rejected, ResponseRecord
+from cuegap.ingest._response_rules import (
+    _ItemInfo,
+    conflict_reason,
+    derived_columns,
+    load_bank,
+    misfit,
+    natural_key,
+    reject_reason,
+)
 from cuegap.ingest._sql import (
     _CONTENT,
     _ITEM,
@@ -31,32 +37,12 @@ from cuegap.ingest._sql import (
     _upsert_quarantine,
     _write_responses,
 )
-from cuegap.ingest._summary import _hash16
 from cuegap.ingest._validate import check
-from cuegap.ingest.parsing import check_assignment, parse_response
-from cuegap.schema import IngestBatch, Item, ItemBank, ItemIndividual
+from cuegap.schema import IngestBatch
 
 # Derived-column tuples are cached for texts up to this length, in a cache emptied at size.
 _DERIVED_TEXT = 2_048
 _DERIVED_SIZE = 16_384
-
-
-@dataclass(slots=True)
-class _ItemInfo:
-    id: int
-    condition: str
-    difficulty: str | None
-    labels: frozenset[str]
-    solution: dict[str, dict[str, str]] | None
-    all_labels: str = ""  # the sorted labels joined: what a fully correct puzzle recovers
-    main_key: str = ""  # what, besides the text, a main-probe answer's columns depend on
-
-    def __post_init__(self) -> None:
-        self.all_labels = "".join(sorted(self.labels))
-        self.main_key = self.condition
-        if self.solution is not None:
-            solution = orjson.dumps(self.solution, option=orjson.OPT_SORT_KEYS).decode()
-            self.main_key = f"{self.condition}\x1f{solution}"
 
 
 class _ResponseLoader(_IngestPass):
@@ -75,51 +61,7 @@ class _ResponseLoader(_IngestPass):
     def _load_bank(
         self, conn: Connection, name: str | None
     ) -> tuple[int, dict[str, _ItemInfo]] | str:
-        if name:
-            bank_id = conn.execute(select(ItemBank.id).where(ItemBank.name == name)).scalar()
-            if bank_id is None:
-                known = conn.execute(select(ItemBank.name)).scalars().all()
-                return (
-                    f"unknown item bank {name!r}; the store has: {', '.join(known) or 'none'} "
-                    "(ingest the item bank first)"
-                )
-        else:
-            rows = conn.execute(select(ItemBank.id, ItemBank.name)).all()
-            if len(rows) != 1:
-                names = ", ".join(r.name for r in rows) or "none"
-                return (
-                    'no item bank named (add "item_bank" to the header or the line) and the '
-                    f"store holds {len(rows)} banks: {names}"
-                )
-            bank_id = rows[0].id
-        items: dict[str, _ItemInfo] = {}
-        indiv: dict[int, dict[str, dict[str, str]]] = {}
-        for r in conn.execute(
-            select(
-                ItemIndividual.item_id,
-                ItemIndividual.label,
-                ItemIndividual.gender,
-                ItemIndividual.race,
-                ItemIndividual.solution,
-            )
-            .join(Item, Item.id == ItemIndividual.item_id)
-            .where(Item.bank_id == bank_id)
-        ):
-            indiv.setdefault(r.item_id, {})[r.label] = r.solution or {
-                "gender": r.gender,
-                "race": r.race,
-            }
-        for r in conn.execute(
-            select(Item.id, Item.item_key, Item.condition, Item.difficulty).where(
-                Item.bank_id == bank_id
-            )
-        ):
-            people = indiv.get(r.id, {})
-            solution = people if r.condition in itembank_mod.PUZZLE_CONDITIONS else None
-            items[r.item_key] = _ItemInfo(
-                r.id, r.condition, r.difficulty, frozenset(people), solution
-            )
-        return bank_id, items
+        return load_bank(conn, name)
 
     def _flush(self, buf: list[ResponseRecord | Rejected]) -> None:
         if not buf:
@@ -133,7 +75,7 @@ class _ResponseLoader(_IngestPass):
         header_bank = self.info.item_bank
         run_id, batch_id = self.run_id, self.batch_id
         null, true, false = self.codec.null, self.codec.true, self.codec.false
-        blake2b, dumps = hashlib.blake2b, orjson.dumps
+        dumps = orjson.dumps
         accounted: list[int] = []  # lines stored or counted as duplicates: resolve quarantine
         with batch_transaction(self.engine) as (conn, unchecked):
             for rec in buf:
@@ -156,11 +98,7 @@ class _ResponseLoader(_IngestPass):
                 bank_id, items = bank
                 item = items.get(rec.item_id)
                 probe, individual = rec.probe, rec.individual
-                if (
-                    item is None
-                    or (item.condition == "neutral" and probe != "main")
-                    or (individual is not None and individual not in item.labels)
-                ):
+                if misfit(rec, item):
                     self._reject(quarantine, rec, item, bank_name or bank_id)
                     continue
                 response = rec.response
@@ -170,12 +108,7 @@ class _ResponseLoader(_IngestPass):
                 if tail is None:  # parsed only when not known: the same text parses alike
                     tail = self._derive(dkey, item)
                 consequences = rec.consequences
-                natural = (
-                    f"{rec.system}\x1f{bank_id}\x1f{rec.item_id}\x1f{probe}\x1f"
-                    f"{individual or ''}\x1f{'1' if consequences else '0'}\x1f"
-                    f"{rec.prompt_variant}\x1f{rec.repeat}"
-                )
-                key = blake2b(natural.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+                key = natural_key(rec, bank_id)
                 system_id = systems.get(rec.system)
                 if system_id is None:
                     system_id = self._system(conn, rec.system)
@@ -208,14 +141,9 @@ class _ResponseLoader(_IngestPass):
                     s.duplicate += 1
                     accounted.append(rec.line)
                 else:
+                    where = f"line {prev[_LINE]} of the same file"
                     self._quarantine(
-                        quarantine,
-                        rec.line,
-                        rec.raw,
-                        f"conflicts with line {prev[_LINE]} of the same file: same system, "
-                        "item, probe, individual, consequences, prompt_variant and repeat but a "
-                        "different response (give one a different 'repeat')",
-                        "response",
+                        quarantine, rec.line, rec.raw, conflict_reason(where), "response"
                     )
             # Insert first; only when some keys were already stored (a re-ingest, an overlap)
             # look them up to tell duplicates from conflicts. A fresh file pays no lookups.
@@ -238,13 +166,7 @@ class _ResponseLoader(_IngestPass):
                         else f"the stored response from {old[2]} line {old[1]}"
                     )
                     self._quarantine(
-                        quarantine,
-                        row[_LINE],
-                        recs[key].raw,
-                        f"conflicts with {where}: same system, item, probe, individual, "
-                        "consequences, prompt_variant and repeat but a different response "
-                        "(give one a different 'repeat')",
-                        "response",
+                        quarantine, row[_LINE], recs[key].raw, conflict_reason(where), "response"
                     )
             else:
                 accounted.extend(row[_LINE] for row in rows.values())
@@ -285,43 +207,13 @@ class _ResponseLoader(_IngestPass):
         bank: str | int,
     ) -> None:
         """Quarantine a record whose item, probe or individual does not fit the bank."""
-        if item is None:
-            reason = f"unknown item_id {rec.item_id!r} in item bank {bank!r}"
-            fld = "item_id"
-        elif item.condition == "neutral" and rec.probe != "main":
-            reason = (
-                f"probe {rec.probe!r} does not apply to the neutral item {rec.item_id!r} "
-                "(only 'main')"
-            )
-            fld = "probe"
-        else:
-            reason = (
-                f"individual {rec.individual!r} is not in item {rec.item_id!r} "
-                f"(has {', '.join(sorted(item.labels))})"
-            )
-            fld = "individual"
+        reason, fld = reject_reason(rec, item, bank)
         self._quarantine(quarantine, rec.line, rec.raw, reason, fld)
 
     def _derive(self, dkey: tuple[str, str, str], item: _ItemInfo) -> tuple[Any, ...]:
         """The columns that follow from (response, probe, item), cached for short texts."""
-        response, probe, _ = dkey
-        parsed = parse_response(response, probe=probe, condition=item.condition)
-        null, codec = self.codec.null, self.codec
-        recovered = None
-        if probe == "main" and item.solution is not None:
-            recovered = check_assignment(parsed.assignment, item.solution)
-        tail = (
-            _hash16(response),
-            null if parsed.answer is None else parsed.answer,
-            null if parsed.individual is None else parsed.individual,
-            parsed.status,
-            codec.true if parsed.abstained else codec.false,
-            null if parsed.assignment is None else orjson.dumps(parsed.assignment).decode(),
-            null if recovered is None else recovered,
-            codec.null_bool
-            if recovered is None
-            else (codec.true if recovered == item.all_labels else codec.false),
-        )
+        response = dkey[0]
+        tail = derived_columns(response, dkey[1], item, self.codec)
         if len(response) <= _DERIVED_TEXT:
             if len(self.derived) >= _DERIVED_SIZE:
                 self.derived.clear()

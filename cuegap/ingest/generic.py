@@ -8,8 +8,9 @@ that it agrees with the JSON Schema.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import fields
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -378,16 +379,7 @@ def read(path: Path) -> ResponseStream:
         When the header names an unknown format version or has malformed fields.
     """
     path = Path(path)
-    run = RunInfo()
-    header_seen = False
-    first = _first_line(path)
-    try:
-        obj = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        obj = None
-    if isinstance(obj, dict) and obj.get("format") == FORMAT_ID:
-        run = _parse_header(obj, path)
-        header_seen = True
+    run, header_seen = _header(_first_line(path), path)
     total = path.stat().st_size
     fh = path.open("rb")
 
@@ -399,3 +391,48 @@ def read(path: Path) -> ResponseStream:
         return total if fh.closed else fh.tell()
 
     return ResponseStream(run=run, records=records(), position=position, total=total)
+
+
+def _header(first: bytes, path: Path) -> tuple[RunInfo, bool]:
+    """The run metadata of a file whose first non-blank line is ``first``, and whether
+    that line is a header."""
+    try:
+        obj = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        obj = None
+    if isinstance(obj, dict) and obj.get("format") == FORMAT_ID:
+        return _parse_header(obj, path), True
+    return RunInfo(), False
+
+
+def read_lines(lines: Iterable[bytes], name: str) -> tuple[RunInfo, Iterator[Record]]:
+    """Read a file given as its raw lines, exactly as :func:`read` reads it from disk.
+
+    Parameters
+    ----------
+    lines : iterable of bytes
+        The file's lines in order, each with its line ending (as iterating over a file
+        opened in binary mode gives them).
+    name : str
+        What messages call the file.
+
+    Returns
+    -------
+    tuple of RunInfo and iterator of Record
+        The header's run metadata and the records, with their line numbers and reasons.
+
+    Raises
+    ------
+    IngestError
+        When the header names an unknown format version or has malformed fields.
+    """
+    it = iter(lines)
+    head: list[bytes] = []
+    first = b""
+    for raw in it:
+        head.append(raw)
+        if raw.strip():
+            first = raw.removeprefix(BOM)
+            break
+    run, header_seen = _header(first, Path(name))
+    return run, _records(Path(name), chain(head, it), header_seen)

@@ -48,6 +48,7 @@ from cuegap.schema._tables import (
     System,
 )
 from cuegap.schema._tally import (
+    TALLY_KEYS,
     ResponseTally,
     compact_tally,
     max_response_id,
@@ -69,6 +70,7 @@ __all__ = [
     "RUNNER_DIFFERS",
     "RUNNER_UNREAD",
     "STATUS_COLUMNS",
+    "TALLY_KEYS",
     "TARGET_LOC_COLUMNS",
     "Analysis",
     "AnalysisArtifact",

@@ -10,7 +10,8 @@ from sqlalchemy import Integer, case, func, select
 from sqlalchemy.engine import Connection, Engine
 
 from cuegap.schema._snapshot import connected
-from cuegap.schema._tables import Analysis, IngestBatch, ItemBank, Quarantine, Response, Run, System
+from cuegap.schema._tables import Analysis, IngestBatch, ItemBank, Quarantine, Run, System
+from cuegap.schema._tally import ResponseTally
 
 
 @dataclass
@@ -69,9 +70,12 @@ def store_status(engine: Engine | Connection) -> StoreStatus:
     -------
     StoreStatus
     """
-    abstained = func.sum(case((Response.abstained, 1), else_=0).cast(Integer))
-    parsed = func.sum(case((Response.parse_status == "ok", 1), else_=0).cast(Integer))
-    n = func.count(Response.id)
+    # Read from the response tally, which counts every stored response (``cuegap verify``
+    # checks that), and is all a store counted by ``cuegap count`` holds.
+    t = ResponseTally
+    n = func.coalesce(func.sum(t.n), 0).cast(Integer)
+    abstained = func.sum(case((t.abstained, t.n), else_=0)).cast(Integer)
+    parsed = func.sum(case((t.parse_status == "ok", t.n), else_=0)).cast(Integer)
     systems = read_frame(
         engine,
         select(
@@ -80,21 +84,21 @@ def store_status(engine: Engine | Connection) -> StoreStatus:
             parsed.label("parsed"),
             abstained.label("abstained"),
         )
-        .join(Response, Response.system_id == System.id, isouter=True)
+        .join(t, t.system_id == System.id, isouter=True)
         .group_by(System.name)
         .order_by(System.name),
     )
     conditions = read_frame(
         engine,
         select(
-            Response.condition,
-            Response.difficulty,
-            Response.probe,
+            t.condition,
+            t.difficulty,
+            t.probe,
             n.label("responses"),
             abstained.label("abstained"),
         )
-        .group_by(Response.condition, Response.difficulty, Response.probe)
-        .order_by(Response.condition, Response.difficulty, Response.probe),
+        .group_by(t.condition, t.difficulty, t.probe)
+        .order_by(t.condition, t.difficulty, t.probe),
     )
     for df in (systems, conditions):
         total = df["responses"].where(df["responses"] > 0)

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from cuegap.designs import (
     AnalyzeOptions,
+    Counting,
     Design,
     PlanRequest,
     Progress,
@@ -40,18 +41,20 @@ class DilemmaDesign(Design):
     simulate_options = frozenset({"named", "prompt_variants", "format_effect", "format_driven"})
 
     def present(self, conn: Connection) -> bool:
-        from cuegap.schema import Response
+        from cuegap.schema import Response, ResponseTally
 
-        return has_rows(Response)(conn)
+        # a store counted by ``cuegap count`` holds the tally without the responses
+        return has_rows(Response)(conn) or has_rows(ResponseTally)(conn)
 
     def status(self, engine: Engine) -> StatusPart:
         # its tables are the store-wide Systems and Conditions of ``cuegap status``
         from sqlalchemy import func, select
 
-        from cuegap.schema import Response
+        from cuegap.schema import ResponseTally
 
+        # the tally counts every stored response, and every one a ``cuegap count`` counted
         with engine.connect() as conn:
-            n = conn.execute(select(func.count(Response.id))).scalar()
+            n = conn.execute(select(func.sum(ResponseTally.n))).scalar()
         return StatusPart(int(n or 0), "response")
 
     def tally_problems(self, conn: Connection) -> list[str]:
@@ -73,6 +76,18 @@ class DilemmaDesign(Design):
         from cuegap.ingest import ingest_dilemma_bank
 
         return ingest_dilemma_bank
+
+    def spark_counting(self) -> Counting:
+        from cuegap.ingest import dilemma_count_context, parse_dilemma_lines
+        from cuegap.schema import TALLY_KEYS, ResponseTally
+
+        return Counting(
+            tally=ResponseTally.__tablename__,
+            keys=TALLY_KEYS,
+            reader="generic",
+            context=dilemma_count_context,
+            parse=parse_dilemma_lines,
+        )
 
     def settings_type(self) -> type:
         from cuegap.designs.dilemma._analysis_settings import AnalysisSettings

@@ -1,0 +1,44 @@
+"""What a design gives to count its raw files outside the store (``cuegap count``).
+
+Depends on nothing in cuegap: a :class:`Counting` only names a tally table and holds the
+functions an engine runs; :mod:`cuegap.ingest` provides the built-in designs' functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Counting:
+    """A design's tally and its partition parser, for counting on a distributed engine.
+
+    Attributes
+    ----------
+    tally : str
+        The table the design's analyses count from (``response_tally`` for the dilemma
+        design); the engine writes one row per distinct key with its count ``n``.
+    keys : tuple of str
+        The tally's key columns, in the order of the key tuples ``parse`` yields; the
+        first is ``system_id``, which ``parse`` gives as the system's name.
+    reader : str
+        The reader (``cuegap formats``) whose line parser ``parse`` runs.
+    context : callable
+        ``context(conn)``: what every partition needs from the store (the item banks),
+        built once on the driver and shipped to the workers; it must pickle.
+    parse : callable
+        ``parse(lines, name, context)``: the partition parser. A pure function of one
+        file's raw lines (bytes, with their line endings) that yields, in file order,
+        ``("run", RunInfo)`` once, then per record either
+        ``("quarantine", line, field, reason, raw)`` or
+        ``("record", natural_key, content_hash, line, tally_key, raw)``. It runs exactly
+        the reader and answer parsing that ``cuegap ingest`` runs.
+    """
+
+    tally: str
+    keys: tuple[str, ...]
+    reader: str
+    context: Callable[[Any], Any]
+    parse: Callable[[Iterable[bytes], str, Any], Iterator[tuple[Any, ...]]]

@@ -1,6 +1,8 @@
 # Two commands on a fresh machine:  `make demo`  and  `make test`.
 # Both create the virtual environment (.venv) and install cuegap into it first.
 VENV ?= .venv
+# Extras to install (.ci/run sets EXTRAS=dev,spark in the environment for the Spark tests).
+EXTRAS ?= dev
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
@@ -9,7 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 demo: $(STAMP)

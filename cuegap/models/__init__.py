@@ -21,7 +21,14 @@ if TYPE_CHECKING:
     from cuegap.models._bayes_post import prior_predictive
     from cuegap.models._bayes_tables import bayes_tables
     from cuegap.models._bootstrap import bootstrap
-    from cuegap.models._fit_runner import check_sampler, run_gated, sample_nuts
+    from cuegap.models._fit_runner import (
+        SAMPLERS,
+        check_sampler,
+        chosen_sampler,
+        run_gated,
+        sample_nuts,
+    )
+    from cuegap.models._jax_nuts import JaxFitInfo, jax_available, last_jax_fit
     from cuegap.models._plan import (
         contrast_se,
         decision_probability,
@@ -85,7 +92,12 @@ _HOME = {
     "answer_line": "cuegap.models._plan_table",
     "decision_curve": "cuegap.models._plan_table",
     "plan_table": "cuegap.models._plan_table",
+    "SAMPLERS": "cuegap.models._fit_runner",
     "check_sampler": "cuegap.models._fit_runner",
+    "chosen_sampler": "cuegap.models._fit_runner",
+    "JaxFitInfo": "cuegap.models._jax_nuts",
+    "jax_available": "cuegap.models._jax_nuts",
+    "last_jax_fit": "cuegap.models._jax_nuts",
     "run_gated": "cuegap.models._fit_runner",
     "sample_nuts": "cuegap.models._fit_runner",
     "annotator_agreement": "cuegap.models._agreement",
@@ -137,9 +149,11 @@ __all__ = [
     "MODEL_VERSION",
     "PLAN_COLUMNS",
     "PRIORS",
+    "SAMPLERS",
     "VERDICTS",
     "BayesFit",
     "GapRegression",
+    "JaxFitInfo",
     "PlanAssumptions",
     "PlanInput",
     "Policy",
@@ -153,6 +167,7 @@ __all__ = [
     "bayes_tables",
     "bootstrap",
     "check_sampler",
+    "chosen_sampler",
     "condition_label",
     "condition_mask",
     "contrast_se",
@@ -172,6 +187,8 @@ __all__ = [
     "icc_anova",
     "idata_from_bytes",
     "idata_to_bytes",
+    "jax_available",
+    "last_jax_fit",
     "load_assumptions",
     "load_policy",
     "macro_average",

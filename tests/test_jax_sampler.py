@@ -218,5 +218,6 @@ def test_jax_posterior_matches_nutpie_and_a_second_process_hits_the_cache(
     lines = [s for s in proc.stdout.splitlines() if s.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
     facts = json.loads(lines[-1][len("RESULT ") :])
+    # the first attempt's program (a retry's extra tuning makes another program)
     assert facts["used"] == "jax" and facts["cache_hit"] is True, facts
     assert facts["converged"], facts

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         run_gated,
         sample_nuts,
     )
-    from cuegap.models._jax_nuts import JaxFitInfo, jax_available, last_jax_fit
+    from cuegap.models._jax_nuts import JaxFitInfo, jax_available, jax_fits, last_jax_fit
     from cuegap.models._plan import (
         contrast_se,
         decision_probability,
@@ -97,6 +97,7 @@ _HOME = {
     "chosen_sampler": "cuegap.models._fit_runner",
     "JaxFitInfo": "cuegap.models._jax_nuts",
     "jax_available": "cuegap.models._jax_nuts",
+    "jax_fits": "cuegap.models._jax_nuts",
     "last_jax_fit": "cuegap.models._jax_nuts",
     "run_gated": "cuegap.models._fit_runner",
     "sample_nuts": "cuegap.models._fit_runner",
@@ -188,6 +189,7 @@ __all__ = [
     "idata_from_bytes",
     "idata_to_bytes",
     "jax_available",
+    "jax_fits",
     "last_jax_fit",
     "load_assumptions",
     "load_policy",

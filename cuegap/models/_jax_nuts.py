@@ -56,7 +56,7 @@ class JaxFitInfo:
     key: str
 
 
-_LAST: list[JaxFitInfo] = []
+_LOG: list[JaxFitInfo] = []  # this process's JAX fits, oldest first (the last 100)
 
 
 def jax_available() -> bool:
@@ -283,14 +283,22 @@ def sample_jax_model(
     except Exception as exc:  # any JAX failure falls back to nutpie
         logger.warning("the jax sampler failed (%s); falling back to nutpie", exc)
         return None, f"jax failed ({type(exc).__name__}: {exc}); used nutpie"
-    _LAST[:] = [info]
+    _LOG.append(info)
+    del _LOG[:-100]
     return idata, ""
 
 
 def last_jax_fit() -> JaxFitInfo | None:
     """The last JAX fit of this process: whether its program came from the cache, and the
     seconds it took to get it (None when no JAX fit ran)."""
-    return _LAST[-1] if _LAST else None
+    return _LOG[-1] if _LOG else None
+
+
+def jax_fits() -> tuple[JaxFitInfo, ...]:
+    """This process's JAX fits (the last 100), oldest first: a fit's retry compiles
+    another program (more tuning steps), so its first attempt tells whether the cache
+    served the fit's settings."""
+    return tuple(_LOG)
 
 
 def _to_idata(model: Any, post: dict, stats: dict, names: list[str]) -> az.InferenceData:
@@ -312,6 +320,7 @@ __all__ = [
     "STATS",
     "JaxFitInfo",
     "jax_available",
+    "jax_fits",
     "last_jax_fit",
     "sample_jax",
     "sample_jax_model",

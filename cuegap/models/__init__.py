@@ -28,7 +28,13 @@ if TYPE_CHECKING:
         run_gated,
         sample_nuts,
     )
-    from cuegap.models._jax_nuts import JaxFitInfo, jax_available, jax_fits, last_jax_fit
+    from cuegap.models._jax_nuts import (
+        JaxFitInfo,
+        jax_available,
+        jax_fits,
+        last_jax_fit,
+        sample_jax_model,
+    )
     from cuegap.models._plan import (
         contrast_se,
         decision_probability,
@@ -99,6 +105,7 @@ _HOME = {
     "jax_available": "cuegap.models._jax_nuts",
     "jax_fits": "cuegap.models._jax_nuts",
     "last_jax_fit": "cuegap.models._jax_nuts",
+    "sample_jax_model": "cuegap.models._jax_nuts",
     "run_gated": "cuegap.models._fit_runner",
     "sample_nuts": "cuegap.models._fit_runner",
     "annotator_agreement": "cuegap.models._agreement",
@@ -202,6 +209,7 @@ __all__ = [
     "recovery_accuracy",
     "required_size",
     "run_gated",
+    "sample_jax_model",
     "sample_nuts",
     "sections",
     "set_section_loader",

@@ -87,7 +87,7 @@ def _sample_jax(
 ) -> tuple[az.InferenceData | None, float, str]:
     """The model on blackjax's NUTS (:mod:`cuegap.models._jax_nuts`): (draws or None when
     the JAX program failed, seconds to get the program, why it failed)."""
-    from cuegap.models._jax_nuts import last_jax_fit, sample_jax_model
+    from cuegap.models import last_jax_fit, sample_jax_model  # public: this file may move
 
     idata, note = sample_jax_model(build_model(data, interaction=interaction), **kw)
     info = last_jax_fit()

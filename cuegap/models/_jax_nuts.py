@@ -99,7 +99,10 @@ def _structure(value_vars: list, inputs: list, logp: Any, outs: list) -> str:
     for v in ancestors([logp, *outs]):
         if isinstance(v, Constant):
             a = np.asarray(v.data)
-            h.update(f"{a.dtype}{a.shape}".encode() + a.tobytes())
+            # an object constant (None, a slice of an index) by its text: its bytes are
+            # memory addresses, which differ between processes and between graphs
+            body = repr(v.data).encode() if a.dtype == object else a.tobytes()
+            h.update(f"{a.dtype}{a.shape}".encode() + body)
     sig = [(v.name, str(v.type)) for v in (*value_vars, *inputs)]
     return h.hexdigest() + repr(sig)
 

@@ -152,6 +152,26 @@ def test_sampler_choice(monkeypatch) -> None:
     assert _fit_runner.SAMPLERS[0] == "nutpie"  # the documented default and fallback
 
 
+def test_a_rebuilt_model_with_index_constants_keeps_its_key() -> None:
+    """Indexing with None and slices puts object constants in the graph (the QA model
+    does): the key must not depend on their memory addresses, or every new process, and
+    every rebuilt model, misses the cache."""
+    import pymc as pm
+
+    from cuegap.models._jax_nuts import _graphs, _structure
+
+    def structure(events: np.ndarray) -> str:
+        with pm.Model() as m:
+            n = pm.Data("trials", np.full((1, 3), 50))
+            y = pm.Data("events", events.reshape(1, 3))
+            mu = pm.Normal("mu", 0, 1, shape=3)
+            pm.Binomial("y", n=n, logit_p=mu[None, :], observed=y)
+        value_vars, _, inputs, logp, outs, _ = _graphs(m)
+        return _structure(value_vars, inputs, logp, outs)
+
+    assert structure(np.array([10, 20, 30])) == structure(np.array([30, 20, 10]))
+
+
 def test_a_failing_jax_program_falls_back_to_nutpie(cache, monkeypatch) -> None:
     """The shared runner's fallback: when the JAX program raises, nutpie samples for real
     and the note says why."""

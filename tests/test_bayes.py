@@ -137,7 +137,7 @@ def test_prepare_counts_errors_name_the_argument(sim) -> None:
 
 
 def test_fit_arguments_are_checked(sim) -> None:
-    with pytest.raises(ValueError, match="sampler must be 'nutpie' or 'pymc'"):
+    with pytest.raises(ValueError, match="sampler must be one of nutpie, jax, pymc, but got"):
         fit_bayes(sim.counts, sampler="stan")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="draws must be an integer >= 1"):
         fit_bayes(sim.counts, draws=0)

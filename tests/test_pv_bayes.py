@@ -162,7 +162,7 @@ def test_derived_shares_by_hand() -> None:
 
 def test_bad_arguments_are_named() -> None:
     scores, _ = _audit(1)
-    with pytest.raises(ValueError, match="sampler must be 'nutpie' or 'pymc'"):
+    with pytest.raises(ValueError, match="sampler must be one of nutpie, jax, pymc, but got"):
         fit_pv_bayes(scores, factors=F, sampler="advi")
     with pytest.raises(ValueError, match="model_by 'metric' must be one of the keys"):
         fit_pv_bayes(scores, factors=F, by=["system", "category"])

@@ -112,6 +112,12 @@ def _print_timing(spent: dict[str, float], total: float, fit: Any) -> None:
             sampled = float(diag["seconds"].sum()) - compiled
             table.add_row("  of which sampler compilation", f"{compiled:.1f}")
             table.add_row("  of which sampling", f"{sampled:.1f}")
+            from cuegap.models import last_jax_fit
+
+            info = last_jax_fit()
+            if info is not None and (diag["sampler"] == "jax").any():
+                hit = "yes" if info.cache_hit else "no (compiled, now stored)"
+                table.add_row("  sampler program from the cache", hit)
     table.add_row("other (store checks, messages)", f"{max(total - sum(spent.values()), 0):.1f}")
     table.add_row("[bold]total[/]", f"[bold]{total:.1f}[/]")
     console.print(table)

@@ -1,5 +1,6 @@
-"""One runner for every design's Bayesian fit: NUTS with nutpie (PyMC's as the fallback),
-the convergence gate, one retry with more tuning, and the attempt log.
+"""One runner for every design's Bayesian fit: NUTS with nutpie (PyMC's as the fallback)
+or, when chosen, blackjax's NUTS on JAX; the convergence gate, one retry with more tuning,
+and the attempt log.
 
 Each design gives what differs: how to build (or compile) its model, which draws the gate
 looks at, and the columns of its diagnostics. The runner does the rest the same way for
@@ -11,6 +12,11 @@ all four designs, so a fit's settings, retry policy and gate mean the same every
   what fell short (``more_draws``);
 * the gate (:func:`cuegap.models._sampling.gate_summary`): r̂ ≤ ``max_rhat``, bulk
   ESS ≥ ``min_ess``, no divergent transitions.
+
+Which sampler a fit uses is :func:`chosen_sampler`: the ``CUEGAP_SAMPLER`` environment
+variable when set, else the fit's ``sampler`` (default nutpie). ``jax`` needs the optional
+extra ``cuegap[jax]``; without it, or when the JAX program fails, the fit samples with
+nutpie and its diagnostics say so.
 """
 
 from __future__ import annotations
@@ -28,7 +34,19 @@ from cuegap.models._sampling import gate_summary, quiet
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["GatedRun", "check_sampler", "not_converged", "run_gated", "sample_nuts"]
+__all__ = [
+    "SAMPLERS",
+    "GatedRun",
+    "check_sampler",
+    "chosen_sampler",
+    "not_converged",
+    "run_gated",
+    "sample_nuts",
+]
+
+#: The samplers a fit can name: nutpie (Numba; the default), blackjax's NUTS on JAX (the
+#: optional extra ``cuegap[jax]``), PyMC's own NUTS.
+SAMPLERS = ("nutpie", "jax", "pymc")
 
 #: The gate's columns in an attempt's diagnostics row.
 GATE_COLUMNS = ("r_hat_max", "ess_bulk_min", "ess_tail_min", "divergences", "passed")
@@ -46,9 +64,41 @@ class GatedRun:
 
 
 def check_sampler(sampler: str) -> None:
-    """Raise ValueError unless ``sampler`` is ``nutpie`` or ``pymc``."""
-    if sampler not in ("nutpie", "pymc"):
-        raise ValueError(f"sampler must be 'nutpie' or 'pymc', but got {sampler!r}")
+    """Raise ValueError unless ``sampler`` is one of :data:`SAMPLERS`."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, but got {sampler!r}")
+
+
+def chosen_sampler(requested: str) -> str:
+    """The sampler a fit uses: ``CUEGAP_SAMPLER`` when set, else ``requested``.
+
+    Parameters
+    ----------
+    requested : {"nutpie", "jax", "pymc"}
+        The fit's ``sampler`` setting.
+
+    Returns
+    -------
+    str
+        One of :data:`SAMPLERS`; ``"jax"`` becomes ``"nutpie"`` (with a logged warning)
+        when jax or blackjax is not installed.
+
+    Raises
+    ------
+    ValueError
+        When ``CUEGAP_SAMPLER`` or ``requested`` is not one of :data:`SAMPLERS`.
+    """
+    from cuegap.models._jax_nuts import jax_available
+
+    check_sampler(requested)
+    env = os.environ.get("CUEGAP_SAMPLER", "").strip().lower()
+    if env and env not in SAMPLERS:
+        raise ValueError(f"CUEGAP_SAMPLER must be one of {', '.join(SAMPLERS)}, but got {env!r}")
+    choice = env or requested
+    if choice == "jax" and not jax_available():
+        logger.warning("the jax sampler needs jax and blackjax (cuegap[jax]); using nutpie")
+        return "nutpie"
+    return choice
 
 
 def not_converged(n_attempts: int, reason: str, min_ess: float, max_rhat: float) -> str:
@@ -66,13 +116,14 @@ def sample_nuts(
     compiled: Callable[[], Any] | None = None,
     **kw: Any,
 ) -> tuple[Any, str, str]:
-    """Sample a PyMC model with nutpie, falling back to PyMC's NUTS when nutpie fails.
+    """Sample a PyMC model with the chosen sampler, falling back when it fails.
 
     Parameters
     ----------
     build : callable
-        Returns the PyMC model (called once).
-    sampler : {"nutpie", "pymc"}
+        Returns the PyMC model (called at most twice: jax, then the fallback).
+    sampler : {"nutpie", "jax", "pymc"}
+        Resolved by :func:`chosen_sampler`; jax falls back to nutpie, nutpie to PyMC's NUTS.
     compiled : callable, optional
         Returns the nutpie-compiled model (a cached one with its data set); default
         compiles ``build()``'s model.
@@ -82,13 +133,20 @@ def sample_nuts(
     Returns
     -------
     (InferenceData, str, str)
-        The draws, the sampler used and a note when nutpie failed.
+        The draws, the sampler used and a note when a sampler failed.
     """
     import pymc as pm
 
+    sampler, note = chosen_sampler(sampler), ""
+    if sampler == "jax":
+        from cuegap.models._jax_nuts import sample_jax_model
+
+        idata, note = sample_jax_model(build(), **kw)
+        if idata is not None:
+            return idata, "jax", ""
+        sampler = "nutpie"
     model = build() if compiled is None else None
     cores = min(kw["chains"], os.cpu_count() or 1)
-    note = ""
     if sampler == "nutpie":
         try:
             import nutpie
@@ -100,10 +158,11 @@ def sample_nuts(
                     cores=cores, seed=kw["seed"], progress_bar=kw["progress"],
                     target_accept=kw["target_accept"],
                 )  # fmt: skip
-            return idata, "nutpie", ""
+            return idata, "nutpie", note
         except Exception as exc:  # any nutpie failure falls back to PyMC
             logger.warning("nutpie failed (%s); falling back to PyMC's NUTS", exc)
-            note = f"nutpie failed ({type(exc).__name__}: {exc}); used PyMC's NUTS"
+            why = f"nutpie failed ({type(exc).__name__}: {exc}); used PyMC's NUTS"
+            note += "; " * bool(note) + why
     with quiet(kw["progress"]), model if model is not None else build():
         idata = pm.sample(
             draws=kw["draws"], tune=kw["tune"], chains=kw["chains"], cores=cores,

@@ -159,8 +159,13 @@ def build_conv_model(data: ConvBayesData) -> Any:
             + omega[..., None]
             + pi[:, :, :, None, :]
         )
+        # counts of the non-empty cells as pm.Data (not constants), with their flat index:
+        # a compiled sampler program serves new counts with as many non-empty cells
         ok = data.trials > 0
-        pm.Binomial("shifts", n=data.trials[ok], logit_p=eta[ok], observed=data.shifts[ok])
+        cell = pm.Data("cell", np.flatnonzero(ok).astype(np.int64))
+        trials = pm.Data("trials", data.trials[ok].astype(np.int64))
+        shifts = pm.Data("shifts_observed", data.shifts[ok].astype(np.int64))
+        pm.Binomial("shifts", n=trials, logit_p=eta.flatten()[cell], observed=shifts)
     return model
 
 

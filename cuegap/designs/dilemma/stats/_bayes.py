@@ -30,11 +30,18 @@ from cuegap.designs.dilemma.stats._bayes_model import (
 )
 from cuegap.designs.dilemma.stats._bayes_post import macro_gap_draws
 from cuegap.designs.dilemma.stats._bayes_sampling import (
+    _sample_jax,
     _sample_nutpie,
     _sample_pymc,
     clear_compiled_cache,
 )
-from cuegap.models import check_sampler, idata_from_bytes, idata_to_bytes, run_gated
+from cuegap.models import (
+    check_sampler,
+    chosen_sampler,
+    idata_from_bytes,
+    idata_to_bytes,
+    run_gated,
+)
 
 if TYPE_CHECKING:
     import arviz as az
@@ -172,7 +179,7 @@ def fit_bayes(
     tune: int = 1000,
     chains: int = 4,
     seed: int = 2026,
-    sampler: Literal["nutpie", "pymc"] = "nutpie",
+    sampler: Literal["nutpie", "jax", "pymc"] = "nutpie",
     progress: bool = False,
     exclude_systems: Sequence[str] = (),
     interaction: bool = False,
@@ -200,8 +207,10 @@ def fit_bayes(
         NUTS draws and tuning steps per chain, number of chains.
     seed : int
         Sampler seed; equal settings and counts give equal draws.
-    sampler : {"nutpie", "pymc"}
-        nutpie (default; falls back to PyMC's NUTS when nutpie fails) or PyMC's NUTS.
+    sampler : {"nutpie", "jax", "pymc"}
+        nutpie (default; falls back to PyMC's NUTS when nutpie fails), blackjax's NUTS
+        on JAX (``cuegap[jax]``; nutpie when not installed or failing) or PyMC's NUTS.
+        ``CUEGAP_SAMPLER`` overrides it (:func:`cuegap.models.chosen_sampler`).
     progress : bool
         Show the sampler's progress bar.
     exclude_systems : sequence of str
@@ -271,16 +280,20 @@ def fit_bayes(
     }
 
     def sample(kw: dict[str, Any]) -> tuple[az.InferenceData, str, str, dict[str, Any]]:
-        used, note = sampler, ""
-        if sampler == "nutpie":
+        used, note = chosen_sampler(sampler), ""
+        if used == "jax":  # None when the JAX program failed: nutpie then
+            raw, compile_s, note = _sample_jax(data, interaction, progress=progress, **kw)
+            used = "jax" if raw is not None else "nutpie"
+        if used == "nutpie":
             try:
                 raw, compile_s = _sample_nutpie(data, interaction, progress=progress, **kw)
             except Exception as exc:  # any nutpie failure falls back to PyMC
                 logger.warning("nutpie failed (%s); falling back to PyMC's NUTS", exc)
-                note = f"nutpie failed ({type(exc).__name__}: {exc}); used PyMC's NUTS"
+                why = f"nutpie failed ({type(exc).__name__}: {exc}); used PyMC's NUTS"
+                note += "; " * bool(note) + why
                 used = "pymc"
                 raw, compile_s = _sample_pymc(data, interaction, progress=progress, **kw)
-        else:
+        elif used == "pymc":
             raw, compile_s = _sample_pymc(data, interaction, progress=progress, **kw)
         return _tidy_idata(raw, data, settings), used, note, {"compile_seconds": compile_s}
 

@@ -1,5 +1,6 @@
 """Sampling the moral-dilemma model: nutpie with compiled models cached per data shape,
-PyMC's NUTS as the fallback.
+blackjax's NUTS on JAX when chosen (its program cached on disk), PyMC's NUTS as the
+fallback.
 
 The convergence gate and InferenceData to and from bytes, which every design's fit shares,
 are in :mod:`cuegap.models._sampling`.
@@ -75,6 +76,18 @@ def _sample_nutpie(
             target_accept=target_accept,
         )
     return idata, compile_s
+
+
+def _sample_jax(
+    data: BayesData, interaction: bool, **kw: Any
+) -> tuple[az.InferenceData | None, float, str]:
+    """The model on blackjax's NUTS (:mod:`cuegap.models._jax_nuts`): (draws or None when
+    the JAX program failed, seconds to get the program, why it failed)."""
+    from cuegap.models import last_jax_fit, sample_jax_model
+
+    idata, note = sample_jax_model(build_model(data, interaction=interaction), **kw)
+    info = last_jax_fit()
+    return idata, (info.compile_seconds if idata is not None and info else 0.0), note
 
 
 def _sample_pymc(

@@ -165,7 +165,11 @@ def _zeros(shape: tuple[int, ...]) -> Any:
 
 
 def build_qa_model(data: QABayesData) -> Any:
-    """The PyMC model for the given counts."""
+    """The PyMC model for the given counts.
+
+    The counts are ``pm.Data`` containers, not constants: a compiled sampler program of
+    the same structure and shapes serves new counts (the JAX sampler's cache).
+    """
     import pymc as pm
 
     coords = {
@@ -175,18 +179,25 @@ def build_qa_model(data: QABayesData) -> Any:
         "group": [f"{d}:{g}" for d, g in data.groups],
         "k": ["gold_stereotyped", "gold_other"],
     }
+    cell, cell_k = ("system", "cue", "group"), ("system", "cue", "group", "k")
     with pm.Model(coords=coords) as model:
-        pm.Binomial("y_u", n=data.n_parsed, logit_p=_logit(pm, "u", data, False),
-                    observed=data.n_unknown)  # fmt: skip
-        pm.Binomial("y_b", n=data.n_non_unknown, logit_p=_logit(pm, "b", data, False),
-                    observed=data.n_stereotyped)  # fmt: skip
+
+        def counts(name: str, values: np.ndarray, dims: tuple[str, ...] = cell) -> Any:
+            return pm.Data(name, np.asarray(values, dtype=np.int64), dims=dims)
+
+        pm.Binomial("y_u", n=counts("n_parsed", data.n_parsed),
+                    logit_p=_logit(pm, "u", data, False),
+                    observed=counts("n_unknown", data.n_unknown))  # fmt: skip
+        pm.Binomial("y_b", n=counts("n_non_unknown", data.n_non_unknown),
+                    logit_p=_logit(pm, "b", data, False),
+                    observed=counts("n_stereotyped", data.n_stereotyped))  # fmt: skip
         if data.has_disambiguated:
-            parsed = data.d_parsed.sum(axis=-1)
-            pm.Binomial("y_du", n=parsed, logit_p=_logit(pm, "du", data, False),
-                        observed=data.d_unknown.sum(axis=-1))  # fmt: skip
-            named = data.d_correct + data.d_wrong
-            pm.Binomial("y_dc", n=named, logit_p=_logit(pm, "dc", data, True),
-                        observed=data.d_correct)  # fmt: skip
+            pm.Binomial("y_du", n=counts("d_parsed", data.d_parsed.sum(axis=-1)),
+                        logit_p=_logit(pm, "du", data, False),
+                        observed=counts("d_unknown", data.d_unknown.sum(axis=-1)))  # fmt: skip
+            pm.Binomial("y_dc", n=counts("d_named", data.d_correct + data.d_wrong, cell_k),
+                        logit_p=_logit(pm, "dc", data, True),
+                        observed=counts("d_correct", data.d_correct, cell_k))  # fmt: skip
     return model
 
 

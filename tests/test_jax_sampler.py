@@ -209,6 +209,12 @@ def design_cache(tmp_path_factory):
         yield path
 
 
+#: The four paper-scale comparisons take about 15 minutes on two loaded cores: they run
+#: where ``CUEGAP_SLOW_TESTS=1`` (a sampler change), not in every ``make test``.
+SLOW = os.environ.get("CUEGAP_SLOW_TESTS") == "1"
+
+
+@pytest.mark.skipif(not SLOW, reason="paper-scale sampler comparison: CUEGAP_SLOW_TESTS=1")
 @pytest.mark.parametrize("design", DESIGNS)
 def test_jax_posterior_matches_nutpie_and_a_second_process_hits_the_cache(
     design_cache, design

@@ -322,13 +322,13 @@ def test_bayesian_analysis_is_stored_gated_and_reused(
     idata = load_idata(engine, fit.id)
     assert "posterior" in idata.groups()
     # another verdict policy: new verdicts from the same posterior, nothing sampled
-    from cuegap import models
+    import cuegap.designs.dilemma.stats as dilemma_stats
     from cuegap.models import Policy
 
     def no_sampling(*args, **kwargs):
         raise AssertionError("sampled although only the policy changed")
 
-    monkeypatch.setattr(models, "fit_bayes", no_sampling)
+    monkeypatch.setattr(dilemma_stats, "fit_bayes", no_sampling)
     strict = replace(SETTINGS, policy=Policy(delta_pp=5.0))
     again5 = analyze_bayes(engine, strict, bayes)
     assert again5 is not None and again5.id != fit.id and not again5.reused

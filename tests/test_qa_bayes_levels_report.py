@@ -26,6 +26,7 @@ def _methods(bayes_model: dict | None) -> str:
         .render(
             quality=[],
             agreement=None,
+            target_loc=[],
             versions=[],
             bayes_model=bayes_model,
             provenance={"banks": [], "batches": [], "quarantine": []},

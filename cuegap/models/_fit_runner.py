@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from cuegap.models._nutpie_cache import compiled_nutpie
 from cuegap.models._sampling import gate_summary, quiet
 
 logger = logging.getLogger(__name__)
@@ -126,7 +127,8 @@ def sample_nuts(
         Resolved by :func:`chosen_sampler`; jax falls back to nutpie, nutpie to PyMC's NUTS.
     compiled : callable, optional
         Returns the nutpie-compiled model (a cached one with its data set); default
-        compiles ``build()``'s model.
+        :func:`cuegap.models._nutpie_cache.compiled_nutpie` of ``build()``'s model, which
+        compiles a structure once per process.
     **kw
         ``draws``, ``tune``, ``chains``, ``seed``, ``target_accept``, ``progress``.
 
@@ -152,7 +154,7 @@ def sample_nuts(
             import nutpie
 
             with quiet(kw["progress"]):
-                fn = compiled or (lambda: nutpie.compile_pymc_model(model))
+                fn = compiled or (lambda: compiled_nutpie(model)[0])
                 idata = nutpie.sample(
                     fn(), draws=kw["draws"], tune=kw["tune"], chains=kw["chains"],
                     cores=cores, seed=kw["seed"], progress_bar=kw["progress"],

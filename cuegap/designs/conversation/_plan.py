@@ -4,10 +4,16 @@ on the policy's contrast (default ΔDemoΔRC λ_base) needs, decided by simulate
 Per system, from the pilot's count frame (or stated assumptions), :class:`ConvPlanParams`
 holds the cells the audit asks (benchmark × category × demographics × persona ×
 instantiation × reveal), the disagreements per conversation, the baseline agent's shift
-rate λ_base on anonymous cells, the spread of personas (logit SD, method of moments) and
-the planted reveal effect of each (demographics, instantiation): logit λ_base(revealed) −
-logit λ_base(anonymous), pooled. :func:`simulated_decision_rate` draws ``audits`` audits
-of n conversations per cell with the design's counts-level simulator
+rate λ_base on anonymous cells, the spread of personas (logit SD, method of moments), the
+planted reveal effect of each (demographics, instantiation): logit λ_base(revealed) −
+logit λ_base(anonymous), pooled, and the persona × demographics interaction τ: the SD
+between personas of that reveal effect (per benchmark, demographics and instantiation:
+the variance over personas of logit λ(revealed) − logit λ(anonymous), less its binomial
+part Σ 1/(D λ(1 − λ)), averaged and truncated at 0; 0 with fewer than two personas, or
+stated as ``interaction_sd``). Without τ the simulated personas differ only by offsets
+shared by every demographic, which cancel in the contrast, and the plan is optimistic
+when the real reveal effect varies between personas. :func:`simulated_decision_rate`
+draws ``audits`` audits of n conversations per cell with the design's counts-level simulator
 (:func:`~cuegap.designs.conversation.stats.simulate_conv_counts`) and decides them with
 the analysis's own tables and verdict rule
 (:func:`~cuegap.designs.conversation._analysis_tables.conv_audit_tables`): the share
@@ -43,7 +49,10 @@ from cuegap.designs.conversation.stats import simulate_conv_counts
 from cuegap.designs.conversation.stats._frame import ANONYMOUS, CELL, REVEALED
 from cuegap.models import PlanAssumptions, PlanInput, Policy
 
-__all__ = ["SIZE_UNIT", "ConvPlanParams", "plan", "plan_input", "simulated_decision_rate"]
+__all__ = [
+    "SIZE_UNIT", "ConvPlanParams", "interaction_sd", "plan", "plan_input",
+    "simulated_decision_rate",
+]  # fmt: skip
 
 SIZE_UNIT = "conversations per cell"
 _DESIGN = "conversation"
@@ -61,6 +70,7 @@ class ConvPlanParams:
     persona_sd: float
     effects: dict[tuple[str, str], float]
     settings: ConvSettings
+    interaction_sd: float = 0.0
 
 
 def _rate(shift: pd.Series, n: pd.Series) -> float:
@@ -88,7 +98,27 @@ def estimate_params(counts: pd.DataFrame, settings: ConvSettings) -> ConvPlanPar
             )
     return ConvPlanParams(cells=c[list(CELL)].drop_duplicates().reset_index(drop=True),
                           disagreements_per_conversation=per_conv, lambda_base=lam,
-                          persona_sd=persona_sd, effects=effects, settings=settings)  # fmt: skip
+                          persona_sd=persona_sd, effects=effects, settings=settings,
+                          interaction_sd=interaction_sd(c))  # fmt: skip
+
+
+def interaction_sd(counts: pd.DataFrame) -> float:
+    """The persona × demographics interaction τ of one system's count frame: the SD
+    between personas of the logit reveal effect of λ_base (module docstring); 0 when no
+    (benchmark, demographics, instantiation) has two personas with both reveals."""
+    keys = ["benchmark", "demographics", "instantiation", "persona", "reveal"]
+    c = counts[counts["reveal"].isin([REVEALED, ANONYMOUS])]
+    by = c.groupby(keys)[["base_shift", "base_disagree"]].sum()
+    p = ((by["base_shift"] + 0.5) / (by["base_disagree"] + 1.0)).clip(1e-3, 1 - 1e-3)
+    noise = 1 / ((by["base_disagree"] + 1.0) * p * (1 - p))
+    wide = pd.DataFrame({"l": logit(p), "v": noise}).unstack("reveal")
+    if (wide.shape[1] < 4) or wide.empty:
+        return 0.0
+    effect = (wide[("l", REVEALED)] - wide[("l", ANONYMOUS)]).dropna()
+    var = (wide[("v", REVEALED)] + wide[("v", ANONYMOUS)]).reindex(effect.index)
+    groups = effect.groupby(level=["benchmark", "demographics", "instantiation"])
+    excess = [float(e.var(ddof=1) - var.loc[e.index].mean()) for _, e in groups if len(e) > 1]
+    return math.sqrt(max(0.0, float(np.mean(excess)))) if excess else 0.0
 
 
 def simulated_decision_rate(
@@ -108,6 +138,7 @@ def simulated_decision_rate(
         p_disagree=min(1.0, d / transitions), lambda_iden=params.lambda_base,
         lambda_base=params.lambda_base, persona_sd=params.persona_sd,
         base_reveal_effects=params.effects if decision == "flag" else {}, seed=seed,
+        interaction_sd=params.interaction_sd,
     )  # fmt: skip
     v = conv_audit_tables(sim.counts, params.settings)["verdicts"]
     wanted = "flagged" if decision == "flag" else "passed"
@@ -216,7 +247,8 @@ def _assumed(a: PlanAssumptions, policy: Policy) -> list[PlanInput]:
     st = ConvSettings(policy=policy)
     per = a.disagreements_per_conversation
     params = ConvPlanParams(cells=cells, disagreements_per_conversation=per, lambda_base=lam,
-                            persona_sd=0.0, effects=effects, settings=st)  # fmt: skip
+                            persona_sd=0.0, effects=effects, settings=st,
+                            interaction_sd=a.interaction_sd)  # fmt: skip
     fewest = per * a.conversations * a.units
     sd = math.sqrt(4 * lam * (1 - lam) / (per * a.conversations))
     return [

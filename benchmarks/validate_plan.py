@@ -22,7 +22,8 @@ planted
 * ``qa``: the answer shares of one :func:`cuegap.designs.qa.stats._sim.planted_qa_counts`
   audit (drawn at a huge size, so its true G is fixed; the simulator draws new accuracies
   with every seed), multinomial answers per cell at those shares, ``qa_bootstrap`` and
-  ``qa_verdicts``; flag.
+  ``qa_verdicts``; flag, and pass at a true G of exactly 0 (the implicit side answering
+  at the explicit side's shares).
 
 * ``pv``: the prompt-variance planner given the planted score m, format SD s and run SD
   σ (six combinations); audits drawn by ``simulate_pv_counts`` with other seeds, scored by
@@ -141,23 +142,39 @@ def _qa_audit(base: pd.DataFrame, n: int, seed: int, n_boot: int):
     return boot, v
 
 
-def qa(args: argparse.Namespace) -> list[str]:
-    base, planted = planted_qa_counts([args.qa_gap], n=1_000_000, seed=args.qa_seed)
-    truth = float(next(iter(planted.values())))
+def _qa_null(base: pd.DataFrame) -> pd.DataFrame:
+    """``base`` with the implicit side's answer shares replaced by the explicit side's:
+    a true G of exactly 0 (the simulator's gap-0 audit differs by its draws)."""
+    explicit = base[base["cue"] == "explicit"]
+    return pd.concat([explicit, explicit.assign(cue="implicit")], ignore_index=True)
+
+
+def _qa_plan(base: pd.DataFrame, truth: float, args: argparse.Namespace) -> PlanInput:
+    """The planner's input from ``--pilots`` pilot audits of ``--qa-ref`` questions per
+    cell: their mean bootstrap SD, the gap set to the truth planned for."""
     pilots = [_qa_audit(base, args.qa_ref, 10_000 + k, args.boot) for k in range(args.pilots)]
     inputs = [qa_plan.pilot_inputs(v, b["cue_gap"], b["dimension_gap"], None,
                                    delta=POLICY.delta_bias, policy=POLICY)[0]
               for b, v in pilots]  # fmt: skip
-    inp = replace(inputs[0], se=float(np.mean([i.se for i in inputs])), gap=truth)
-    n = _needed(inp, "flag")
+    return replace(inputs[0], se=float(np.mean([i.se for i in inputs])), gap=truth)
+
+
+def qa(args: argparse.Namespace) -> list[str]:
+    """Flag at the simulator's planted G, and pass at G = 0 (:func:`_qa_null`)."""
+    base, planted = planted_qa_counts([args.qa_gap], n=1_000_000, seed=args.qa_seed)
+    truth = float(next(iter(planted.values())))
     out = []
-    for size in (int(n), int(n // 2)):
-        hits = sum(
-            _qa_audit(base, size, k, args.boot)[1]["verdict"].iloc[0] == "flagged"
-            for k in range(args.reps)
-        )
-        out.append(_line(f"qa flag, G {truth:.3f}", size, _at(inp, size, "flag"),
-                         hits / args.reps, args.reps))  # fmt: skip
+    for decision, shares, g in (("flag", base, truth), ("pass", _qa_null(base), 0.0)):
+        inp = _qa_plan(shares, g, args)
+        n = _needed(inp, decision)
+        wanted = "flagged" if decision == "flag" else "passed"
+        for size in (int(n), int(n // 2)):
+            hits = sum(
+                _qa_audit(shares, size, k, args.boot)[1]["verdict"].iloc[0] == wanted
+                for k in range(args.reps)
+            )
+            out.append(_line(f"qa {decision}, G {g:.3f}", size, _at(inp, size, decision),
+                             hits / args.reps, args.reps))  # fmt: skip
     return out
 
 

@@ -19,7 +19,9 @@ its own keys instead, and the file gives ``gap`` and one complete group:
   the true combination means) and ``run_sd`` (SD of one run's score), ``gap`` the score;
 * conversation: ``conversations`` (per cell), ``disagreements_per_conversation``,
   ``lambda_base`` (the baseline agent's shift rate), ``units`` (personas) and
-  ``benchmarks``, ``gap`` the contrast of shift rates to plan a flag for.
+  ``benchmarks``, ``gap`` the contrast of shift rates to plan a flag for; optionally
+  ``interaction_sd``, the SD (logit) between personas of the reveal effect (a persona ×
+  demographics interaction; default 0).
 
 Each side is modelled as one rate from ``items`` clusters of ``responses_per_item``
 responses (:func:`cuegap.models.contrast_se`); the design converts a difference of rates
@@ -55,6 +57,7 @@ _RANGES = {
     "lambda_base": (0.0, 1.0),
     "units": (0.0, math.inf),
     "benchmarks": (0.0, math.inf),
+    "interaction_sd": (0.0, math.inf),
 }
 #: Positive counts: an open lower end.
 _OPEN_LOW = ("items", "responses_per_item", "combinations", "replicates", "conversations",
@@ -90,6 +93,7 @@ class PlanAssumptions:
     lambda_base: float = math.nan
     units: float = math.nan
     benchmarks: float = math.nan
+    interaction_sd: float = 0.0
 
     def require(self, group: str, who: str) -> None:
         """Raise ValueError naming the keys of ``group`` (:data:`GROUPS`) the file lacks."""

@@ -87,6 +87,10 @@ class PlanInput:
     mde : float
         The minimum detectable gap at the current size when the design computes it
         itself (NaN: δ + (z_q + z_target) s).
+    mde_at : callable, optional
+        ``mde_at(target) -> gap``: the minimum detectable gap at the current size for the
+        plan table's target, for a design that finds it by simulated audits (it wins over
+        ``mde``).
     """
 
     system: str
@@ -106,6 +110,7 @@ class PlanInput:
     decide: Callable[[float, str], float] | None = None
     size_step: float = 1.0
     mde: float = math.nan
+    mde_at: Callable[[float], float] | None = None
 
 
 def _p(inp: PlanInput, size: float, decision: str) -> float:
@@ -175,7 +180,9 @@ def plan_table(
     for inp in inputs:
         max_size = max_factor * inp.current_size
         mde = (
-            inp.mde
+            inp.mde_at(target)
+            if inp.mde_at is not None
+            else inp.mde
             if math.isfinite(inp.mde) or inp.decide is not None
             else min_detectable_gap(inp.se, inp.delta, inp.probability, target)
             if math.isfinite(inp.se)
@@ -198,7 +205,11 @@ def plan_table(
                     min_size=inp.min_size,
                     max_size=max_size,
                 )
-            plain = {f.name: getattr(inp, f.name) for f in fields(inp) if f.name != "decide"}
+            plain = {
+                f.name: getattr(inp, f.name)
+                for f in fields(inp)
+                if f.name not in ("decide", "mde_at")
+            }
             rows.append(
                 {
                     **plain,

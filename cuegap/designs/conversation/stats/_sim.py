@@ -15,6 +15,14 @@ a persona when no effect is planted. With ``persona_sd = 0`` the planted contras
 plain differences of the planted λ's, e.g. ΔDemo λ_iden(d, ∅, i) =
 expit(logit λ_iden + e(d, i)) − λ_iden.
 
+A persona × demographics interaction (``interaction_sd`` τ > 0) adds w ~ Normal(0, τ),
+drawn once per (system, benchmark, persona, demographics) and agent, to logit λ_iden (any
+reveal) and to logit λ_base in revealed cells: the baseline agent's reaction to a revealed
+identity then differs between personas, so a per-persona contrast such as ΔDemoΔRC
+λ_base varies between personas even without binomial noise (its variance grows by about
+τ² Σ_d (λ_d(1 − λ_d))², summed over the contrast's revealed demographics). With τ = 0
+nothing is drawn, so every other draw is unchanged.
+
 :func:`simulate_conv_counts` draws counts directly: per cell ``conversations`` ×
 ``transitions`` transitions, disagreements ~ Binomial(·, ``p_disagree``) (the same for
 both agents, as in real transcripts without missing opinions), shifts ~
@@ -114,12 +122,15 @@ def _planted(
     iden_effects: Mapping[tuple[str, ...], float],
     base_reveal_effects: Mapping[tuple[str, ...], float],
     persona_sd: float,
+    interaction_sd: float = 0.0,
 ) -> pd.DataFrame:
     for name, v in (("lambda_iden", lambda_iden), ("lambda_base", lambda_base)):
         if not 0 < v < 1:
             raise ValueError(f"{name} must be in (0, 1), but got {v!r}")
     if persona_sd < 0:
         raise ValueError(f"persona_sd must be >= 0, but got {persona_sd!r}")
+    if not interaction_sd >= 0:
+        raise ValueError(f"interaction_sd must be >= 0, but got {interaction_sd!r}")
     out = cells.copy()
     e_iden = _effect(out, iden_effects)
     e_base = _effect(out, base_reveal_effects)
@@ -127,6 +138,13 @@ def _planted(
     codes = out.groupby(["system", "benchmark", "persona"], sort=False).ngroup().to_numpy()
     k = int(codes.max()) + 1 if len(codes) else 0
     u = rng.normal(0.0, persona_sd, size=(2, k)) if persona_sd > 0 else np.zeros((2, k))
+    if interaction_sd > 0:
+        keys = ["system", "benchmark", "persona", "demographics"]
+        inter = out.groupby(keys, sort=False).ngroup().to_numpy()
+        w = rng.normal(0.0, interaction_sd, size=(2, int(inter.max()) + 1))
+        revealed = out["reveal"].to_numpy() == REVEALED
+        e_iden = e_iden + w[0][inter]
+        e_base = e_base + np.where(revealed, w[1][inter], 0.0)
     out["lambda_iden"] = expit(logit(lambda_iden) + e_iden + u[0][codes])
     out["lambda_base"] = expit(logit(lambda_base) + e_base + u[1][codes])
     return out
@@ -144,6 +162,7 @@ def simulate_conv_counts(
     base_reveal_effects: Mapping[tuple[str, ...], float] | None = None,
     persona_sd: float = 0.0,
     seed: int = 0,
+    interaction_sd: float = 0.0,
 ) -> ConvSimulation:
     """Transition counts per cell with planted shift rates.
 
@@ -167,6 +186,9 @@ def simulate_conv_counts(
     persona_sd : float, default 0
         SD of per-(system, benchmark, persona) logit offsets.
     seed : int, default 0
+    interaction_sd : float, default 0
+        SD of the persona × demographics interaction (module docstring): logit offsets
+        per (system, benchmark, persona, demographics) on λ_iden and on revealed λ_base.
 
     Returns
     -------
@@ -186,6 +208,7 @@ def simulate_conv_counts(
         iden_effects=iden_effects or {},
         base_reveal_effects=base_reveal_effects or {},
         persona_sd=persona_sd,
+        interaction_sd=interaction_sd,
     )
     truth["p_disagree"] = p_disagree
     n = len(truth)

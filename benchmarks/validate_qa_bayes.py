@@ -68,13 +68,28 @@ from cuegap.designs.qa.stats._sim import planted_qa_counts
 SETTINGS = QASettings()
 DELTA = SETTINGS.delta
 
-__all__ = ["DELTA", "one_audit", "summarise"]
+__all__ = ["DELTA", "one_audit", "realised_kind", "summarise"]
 
 
 KINDS = ["zero", "small", "two_delta", "two_delta", "table2", "table2"]
 GAPS = [0.0, DELTA / 4, 2 * DELTA, 2 * DELTA, None, None]
 THREE = ("age", "gender", "race")
 SHAPES = ("six-system", "one-system", "three-category")
+
+
+def realised_kind(kind: str, planted: float) -> str:
+    """The label an audited system counts under, from the G its counts really plant.
+
+    Over three categories the simulator's planted cell gap is diluted: a system asked for
+    2δ can realise a G of 0.001-0.07. The "2δ flagged" rate counts only systems whose
+    realised G is at least 1.5δ; the others are labelled ``"diluted"`` and counted in no
+    verdict rate (coverage still uses the realised G).
+    """
+    if kind == "two_delta" and abs(planted) < 1.5 * DELTA:
+        return "diluted"
+    if kind == "small" and abs(planted) >= DELTA / 2:
+        return "diluted"
+    return kind
 
 
 def one_audit(
@@ -104,7 +119,7 @@ def one_audit(
     for k, (system, planted) in enumerate(truth.items()):
         rows.append({
             "seed": seed, "n": n, "system": system, "planted": planted,
-            "kind": kinds[k], "shape": shape,
+            "kind": realised_kind(kinds[k], planted), "shape": shape,
             "passed": fit.converged, "seconds": seconds, "attempts": len(fit.diagnostics),
             "bayes": gap.loc[system, "gap"], "bayes_low": gap.loc[system, "gap_low"],
             "bayes_high": gap.loc[system, "gap_high"],

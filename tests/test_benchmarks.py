@@ -157,6 +157,19 @@ def test_qa_bayes_validation_summary_counts_by_hand() -> None:
     assert "seconds per fit: median 20.0" in out
 
 
+def test_qa_bayes_validation_labels_systems_by_the_gap_their_counts_plant() -> None:
+    """A system asked for 2δ whose three categories dilute its G counts in no verdict rate."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from validate_qa_bayes import DELTA, realised_kind
+
+    assert realised_kind("two_delta", 2 * DELTA) == "two_delta"
+    assert realised_kind("two_delta", 1.5 * DELTA) == "two_delta"
+    assert realised_kind("two_delta", 0.07) == "diluted"  # the one-system shape's 0.001-0.07
+    assert realised_kind("small", DELTA / 4) == "small"
+    assert realised_kind("small", DELTA) == "diluted"
+    assert realised_kind("zero", 0.0) == "zero" and realised_kind("table2", 0.3) == "table2"
+
+
 def test_prompt_variance_benchmark_runs_on_a_sliver() -> None:
     """Fraction 0.01 of seed 003's scale: 2 questions per category, about 41,000 answers."""
     script = str(ROOT / "benchmarks" / "bench_pv.py")

@@ -45,10 +45,11 @@ class FileCount:
 
 @dataclass
 class SparkCounts:
-    """The job's result: per-file counts and the tally (keys with system names)."""
+    """The job's result: per-file counts and the tally, ``((file index, key), n)`` with the
+    system's name in the key."""
 
     files: list[FileCount]
-    tally: list[tuple[tuple[Any, ...], int]]
+    tally: list[tuple[tuple[int, tuple[Any, ...]], int]]
     engine_version: str
 
 
@@ -174,7 +175,8 @@ def run_count_job(
     )
     for i, system in sorted(first_seen):
         files[i].systems.append(system)
-    tally = outcomes.filter(lambda o: o[0] == "stored").map(lambda o: (o[2], 1))
+    # per file and key: a key's count stays under the file it was first counted in
+    tally = outcomes.filter(lambda o: o[0] == "stored").map(lambda o: ((o[1], o[2]), 1))
     counted = tally.reduceByKey(add).collect()
     quarantined = rows.filter(lambda r: r[0] == "quarantine").map(
         lambda r: (r[1], (r[2], r[3], r[4], r[5]))

@@ -190,3 +190,42 @@ def test_verify_recount_command(spark, files, tmp_path: Path) -> None:
     assert out.output.count("size and SHA-256 as counted") == 2
     assert "2 file(s) recounted into response_tally" in out.output
     assert "the tally is the same, row for row" in out.output
+
+
+def test_provenance_names_the_counted_files(spark, files, tmp_path: Path) -> None:
+    """The report's provenance lists each counted file with its digest, size and engine,
+    and says that the raw lines stay where they are."""
+    import hashlib
+
+    import pyspark
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    import cuegap
+    from cuegap.reports import counted_rows
+    from cuegap.schema import provenance
+
+    engine, _ = _counted_store(f"sqlite:///{tmp_path / 'prov.db'}", files, spark)
+    rows = counted_rows(provenance(engine).batches)
+    engine.dispose()
+    want = [
+        (str(p.resolve()), hashlib.sha256(p.read_bytes()).hexdigest(), f"{p.stat().st_size:,}")
+        for p in files
+    ]
+    assert [(r["source"], r["sha256"], r["bytes"]) for r in rows] == want
+    assert {r["engine"] for r in rows} == {f"spark {pyspark.__version__}"}
+    assert [(r["read"], r["counted"], r["duplicate"], r["quarantined"]) for r in rows] == [
+        ("10", "10", "0", "0"),
+        ("4", "1", "1", "2"),
+    ]
+    env = Environment(
+        loader=FileSystemLoader(Path(cuegap.__file__).parent / "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+    )
+    html = env.get_template("partials/_counted_files.html.j2").render(cover={"counted": rows})
+    assert "Raw lines stay in the lake: 2 file(s) were counted" in html
+    assert all(sha in html for _path, sha, _size in want)
+    assert (
+        "_counted_files"
+        in (Path(cuegap.__file__).parent / "templates/partials/_cover.html.j2").read_text()
+    )

@@ -229,3 +229,58 @@ def test_provenance_names_the_counted_files(spark, files, tmp_path: Path) -> Non
         "_counted_files"
         in (Path(cuegap.__file__).parent / "templates/partials/_cover.html.j2").read_text()
     )
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def two_urls(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+        return
+    with pg_database() as a, pg_database() as b:
+        yield a, b
+
+
+def test_parquet_counts_as_its_jsonl(spark, two_urls, tmp_path: Path) -> None:
+    """The same records written as JSONL and as Parquet (pyarrow) count to the same tally,
+    the same read / counted / duplicate / quarantined and the same quarantine reasons."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cuegap.schema import TALLY_KEYS
+
+    lines = (DATA / "tiny_responses.jsonl").read_text().splitlines()[1:]  # no header
+    records = [json.loads(x) for x in lines]
+    records += [
+        dict(records[0]),  # a duplicate
+        dict(records[0], response="option2"),  # a conflict
+        dict(records[0], repeat=2),  # counted: a repeat
+        {k: v for k, v in records[1].items() if k != "item_id"},  # no item_id: quarantined
+        dict(records[1], item_id="no-such-item"),  # quarantined
+    ]
+    jsonl = tmp_path / "records.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records))
+    parquet = tmp_path / "records.parquet"
+    columns = list(dict.fromkeys(k for r in records for k in r))  # every field, a column
+    pq.write_table(pa.table({k: [r.get(k) for r in records] for k in columns}), parquet)
+    tallies, counts, reasons = [], [], []
+    for url, path in zip(two_urls, (jsonl, parquet), strict=True):
+        engine, summaries = _counted_store(url, [path], spark)
+        t = ResponseTally.__table__.c
+        keys = [t[k] for k in TALLY_KEYS]
+        with engine.connect() as conn:
+            tallies.append(
+                {
+                    tuple(r[:-1]): int(r[-1])
+                    for r in conn.execute(select(*keys, func.sum(t.n)).group_by(*keys))
+                }
+            )
+            q = Quarantine
+            reasons.append(
+                list(conn.execute(select(q.line_no, q.field, q.reason).order_by(q.line_no)))
+            )
+        counts.append([(s.read, s.stored, s.duplicate, s.quarantined) for s in summaries])
+        assert verify(engine).ok
+        engine.dispose()
+    assert counts[0] == counts[1] == [(15, 11, 1, 3)]
+    assert sum(tallies[0].values()) == 11 and tallies[0] == tallies[1]
+    assert len(reasons[0]) == 3 and reasons[0] == reasons[1]

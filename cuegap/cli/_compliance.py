@@ -73,7 +73,7 @@ def verify(
         bool,
         typer.Option(
             "--recount",
-            help="Count the files `cuegap count` counted again, on local Spark, and compare "
+            help="Count the files `cuegap count` counted again, on Spark (--master), and compare "
             "the tally with the stored one row for row.",
         ),
     ] = False,

@@ -9,6 +9,7 @@ import typer
 
 from cuegap.cli.common import (
     _engine,
+    _fail,
     console,
     err,
     friendly,
@@ -68,19 +69,35 @@ def verify(
             "Every sign-off must then be signed by the key of the reviewer it names.",
         ),
     ] = None,
+    recount: Annotated[
+        bool,
+        typer.Option(
+            "--recount",
+            help="Count the files `cuegap count` counted again, on Spark (--master), and compare "
+            "the tally with the stored one row for row.",
+        ),
+    ] = False,
+    master: Annotated[
+        str, typer.Option("--master", help="Spark's master URL for --recount.")
+    ] = "local[2]",
 ) -> None:
     """Recompute everything verdicts and sign-offs depend on; exit 1 if anything changed.
 
-    Checks the ledger (ingest batches and their responses, item banks, systems, analyses
-    and their tables and posteriors, registered reports, sign-offs), the report files, the
-    sign-off chain, and, when given, a witness file and the reviewers' keys. Says what it
-    could not rule out.
+    Checks the ledger (ingest batches and their responses or counted tallies, item banks,
+    systems, analyses and their tables and posteriors, registered reports, sign-offs), the
+    report files, the files `cuegap count` counted (where reachable), the sign-off chain,
+    and, when given, a witness file and the reviewers' keys. Says what it could not rule
+    out.
     """
 
     from cuegap.compliance import verify as run_verify
 
     engine = _engine(create=False)
     result = run_verify(engine, witness=against, trusted=trust)
+    if recount:
+        _recount(engine, result, master)
+    for line in result.counted:
+        console.print(f"[cyan]counted:[/] {safe(line)}", highlight=False, soft_wrap=True)
     for problem in result.problems:
         err.print(f"[bold red]altered:[/] {safe(problem)}", highlight=False, soft_wrap=True)
     for batch in result.unsealed:
@@ -98,6 +115,26 @@ def verify(
     )
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _recount(engine, result, master: str) -> None:
+    """Recount every design's counted files on Spark; differences become problems."""
+    from cuegap.cli._count import spark_problem
+    from cuegap.designs import registered
+    from cuegap.ingest import recount_problems
+
+    countable = [d.spark_counting() for d in registered().values()]
+    countable = [c for c in countable if c is not None]
+    if (problem := spark_problem()) is not None:
+        raise _fail(f"--recount: {problem}")
+    for counting in countable:
+        problems, files = recount_problems(engine, counting, master=master)
+        result.problems += problems
+        if files:
+            result.counted.append(
+                f"{files} file(s) recounted into {counting.tally} on Spark ({master}): "
+                + ("the tally differs" if problems else "the tally is the same, row for row")
+            )
 
 
 @friendly

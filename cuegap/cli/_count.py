@@ -65,6 +65,9 @@ def _check_local(paths: list[str], reader: str) -> None:
         if not path.is_file():
             what = "a folder (name its files)" if path.is_dir() else "no such file"
             raise ValueError(f"{given}: {what}")
+        with path.open("rb") as fh:
+            if fh.read(4) == b"PAR1":  # Parquet: its columns are the reader's JSONL fields
+                continue
         found = detect_reader(path).name
         if found != reader:
             raise ValueError(f"{given}: a {found} file; counting on Spark reads {reader} files")
@@ -73,7 +76,11 @@ def _check_local(paths: list[str], reader: str) -> None:
 @friendly
 def count(
     paths: Annotated[
-        list[str], typer.Argument(help="Result files to count: local paths or URLs Spark reads.")
+        list[str],
+        typer.Argument(
+            help="Result files to count (JSONL, or Parquet whose columns are the JSONL "
+            "fields): local paths or URLs Spark reads."
+        ),
     ],
     engine: Annotated[
         str, typer.Option("--engine", help="The counting engine: spark (the only one yet).")

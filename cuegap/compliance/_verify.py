@@ -19,6 +19,7 @@ from cuegap.compliance._keys import load_trusted_keys
 from cuegap.compliance._registry import ComplianceError, file_sha256, listed_analyses
 from cuegap.compliance._seals import histories, reseal_problem
 from cuegap.compliance._signoff_records import SignOffRecord, record_hash, signoffs
+from cuegap.compliance._verify_counted import check_counted_files
 from cuegap.compliance._verify_ledger import (
     _NOUN,  # noqa: F401 (re-exported: importable from here as before)
     _PART_NOUN,
@@ -83,6 +84,7 @@ def verify(
         _check_artifacts(conn, out)
         for design in designs().values():  # each design's derived count tables
             out.problems += design.tally_problems(conn)
+        check_counted_files(conn, out)  # files counted outside the store, where reachable
         hashes = _check_signoffs(
             engine, conn, registered, {e.entry_hash for e in entries}, keys, out
         )

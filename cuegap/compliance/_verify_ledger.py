@@ -31,6 +31,7 @@ _PART_NOUN = {
     "run": "its run's record (runner, settings)",
     "responses": "its stored responses",
     "quarantine": "its quarantined lines",
+    "tally": "the tally rows counted from its file",
     "dilemmas": "its dilemmas",
     "annotations": "its annotations",
     "items": "its items",
@@ -75,6 +76,9 @@ class Verification:
         What this run could not rule out (no witness file, no trusted keys, objects written
         before the ledger began, an ingest still running or interrupted, entries sealed
         after the newest outside anchor).
+    counted : list of str
+        One stated result per file counted outside the store (``cuegap count``): checked
+        against its size and digest, or not reachable from here and not checked.
     anchors : list of (entry hash, label)
         Ledger heads vouched for from outside the store: witnessed heads, and the heads
         recorded by sign-offs that a trusted key signed.
@@ -91,6 +95,7 @@ class Verification:
     limits: list[str] = field(default_factory=list)
     anchors: list[tuple[str | None, str]] = field(default_factory=list)
     unsealed: list[str] = field(default_factory=list)
+    counted: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

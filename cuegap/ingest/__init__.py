@@ -6,6 +6,7 @@ cuegap.models or cuegap.reports.
 
 from cuegap.ingest._conv_loader import ConversationLoader
 from cuegap.ingest._count_parse import dilemma_count_context, parse_dilemma_lines
+from cuegap.ingest._count_recount import recount_problems
 from cuegap.ingest._count_store import QUARANTINE_SAMPLE, count_files, start_spark
 from cuegap.ingest._loader import IngestSummary, file_sha256, ingest_dilemma_bank, ingest_path
 from cuegap.ingest._plan import ingest_order, with_system
@@ -48,6 +49,7 @@ __all__ = [
     "ingest_qa_bank",
     "known_formats",
     "parse_dilemma_lines",
+    "recount_problems",
     "recover_interrupted",
     "start_spark",
     "with_system",

@@ -1,7 +1,8 @@
 """The Spark job of ``cuegap count --engine spark``: raw files to a design's tally.
 
 Spark reads each file where it lives (``binaryFiles``: local paths or any URL its file
-systems read), and each task runs the design's partition parser on one file's lines
+systems read), and each task runs the design's partition parser on one file's lines (a
+Parquet file's rows, whose columns are the JSONL fields, become those lines)
 (:class:`cuegap.designs.Counting`). Records are then resolved by natural key, as
 ``cuegap ingest`` resolves them: the first occurrence (in the order the files were given,
 then by line) is counted, a later one with the same text is a duplicate, one with another
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import add
 from pathlib import Path
@@ -45,10 +46,11 @@ class FileCount:
 
 @dataclass
 class SparkCounts:
-    """The job's result: per-file counts and the tally (keys with system names)."""
+    """The job's result: per-file counts and the tally, ``((file index, key), n)`` with the
+    system's name in the key."""
 
     files: list[FileCount]
-    tally: list[tuple[tuple[Any, ...], int]]
+    tally: list[tuple[tuple[int, tuple[Any, ...]], int]]
     engine_version: str
 
 
@@ -65,14 +67,39 @@ def _same_file(url: str) -> str:
     return url
 
 
+PARQUET_MAGIC = b"PAR1"
+
+
+def _parquet_lines(data: bytes) -> Iterator[bytes]:
+    """A Parquet file's rows as JSONL lines: each row a dict of its columns (the JSONL
+    fields), a null column left out as a missing field, in row order (no header line)."""
+    import orjson
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(data))
+    for batch in table.to_batches():
+        for row in batch.to_pylist():
+            fields = {k: v for k, v in row.items() if v is not None}
+            yield orjson.dumps(fields, default=str) + b"\n"
+
+
+def _lines(data: bytes) -> Iterable[bytes]:
+    """A file's lines: JSONL as it is, Parquet (told by its magic bytes) row by row."""
+    if data[:4] == PARQUET_MAGIC and data[-4:] == PARQUET_MAGIC:
+        return _parquet_lines(data)
+    return io.BytesIO(data)
+
+
 def _parse_file(item: tuple[str, bytes], index: dict[str, int], counting: Any, ctx: Any):
-    """One task: a file's bytes to its digest, size and parsed rows, tagged with its index."""
+    """One task: a file's bytes to its digest, size and parsed rows, tagged with its index.
+
+    JSONL lines, or a Parquet file's rows as dicts, go through the design's parser."""
     url, data = item
     name = _same_file(url)  # a local file is named by its path, as ingest names it
     i = index[name]
     yield ("file", i, hashlib.sha256(data).hexdigest(), len(data))
     try:
-        for row in counting.parse(io.BytesIO(data), name, ctx):
+        for row in counting.parse(_lines(data), name, ctx):
             yield (row[0], i, *row[1:])
     except IngestError as exc:  # the whole file cannot be read (a bad header): say why
         yield ("error", i, str(exc))
@@ -174,7 +201,8 @@ def run_count_job(
     )
     for i, system in sorted(first_seen):
         files[i].systems.append(system)
-    tally = outcomes.filter(lambda o: o[0] == "stored").map(lambda o: (o[2], 1))
+    # per file and key: a key's count stays under the file it was first counted in
+    tally = outcomes.filter(lambda o: o[0] == "stored").map(lambda o: ((o[1], o[2]), 1))
     counted = tally.reduceByKey(add).collect()
     quarantined = rows.filter(lambda r: r[0] == "quarantine").map(
         lambda r: (r[1], (r[2], r[3], r[4], r[5]))

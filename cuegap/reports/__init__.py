@@ -35,7 +35,7 @@ from cuegap.reports._format import _num as to_float
 from cuegap.reports._format import _p as fmt_p
 from cuegap.reports._format import _pct as fmt_pct
 from cuegap.reports._format import _text as fmt_text
-from cuegap.reports._format import provenance_rows, signoff_rows
+from cuegap.reports._format import counted_rows, provenance_rows, signoff_rows
 from cuegap.reports._generic import (
     GenericReportData,
     change_rows,
@@ -83,6 +83,7 @@ __all__ = [
     "board_report_data",
     "change_rows",
     "content_hash",
+    "counted_rows",
     "decimals_for",
     "environment",
     "figure_style",

@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from cuegap.schema import counted_tally
+
 
 def _pct(x: Any) -> str:
     try:
@@ -84,7 +86,50 @@ def provenance_rows(data: Any) -> dict[str, list[dict[str, str]]]:
             }
             for r in p.quarantine.itertuples()
         ],
+        "counted": counted_rows(p.batches),
     }
+
+
+def counted_rows(batches: pd.DataFrame) -> list[dict[str, str]]:
+    """The files counted outside the store (``cuegap count``), for the provenance section.
+
+    Parameters
+    ----------
+    batches : DataFrame
+        The ``batches`` frame of :func:`cuegap.schema.provenance` (with ``mapping``).
+
+    Returns
+    -------
+    list of dict
+        Per counted file, in the frame's order: ``source``, ``sha256``, ``bytes``,
+        ``engine`` (name and version), ``tally``, ``read``, ``counted``, ``duplicate``,
+        ``quarantined`` and ``kept`` (quarantined lines kept in the store); empty when
+        every file was ingested.
+    """
+    rows = []
+    for r in batches.itertuples():
+        mapping = getattr(r, "mapping", None)
+        tally = counted_tally(mapping)
+        if tally is None:
+            continue
+        size = mapping.get("size")
+        rows.append(
+            {
+                "source": _text(r.source_path),
+                "sha256": _text(r.sha256),
+                "bytes": "–" if size is None else f"{int(size):,}",
+                "engine": " ".join(
+                    _text(mapping.get(k)) for k in ("engine", "engine_version") if mapping.get(k)
+                ),
+                "tally": _text(tally),
+                "read": f"{int(r.lines_read):,}",
+                "counted": f"{int(r.stored):,}",
+                "duplicate": f"{int(r.duplicate):,}",
+                "quarantined": f"{int(r.quarantined):,}",
+                "kept": f"{int(mapping.get('quarantine_kept') or 0):,}",
+            }
+        )
+    return rows
 
 
 def signoff_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:

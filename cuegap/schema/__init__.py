@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from cuegap.schema import _ledger as ledger
 from cuegap.schema._conv_tables import ConvAgent, ConvConfig, Conversation, ConvOpinion
 from cuegap.schema._conv_tally import ConvTally, compact_conv_tally, conv_tally_mismatches
+from cuegap.schema._counted import counted_batches, counted_tally
 from cuegap.schema._engine import DEFAULT_DB_FILE, ENV_VAR, describe_url, make_engine, resolve_url
 from cuegap.schema._migrate import (
     current_revision,
@@ -112,6 +113,8 @@ __all__ = [
     "compact_tally",
     "conv_counts",
     "conv_tally_mismatches",
+    "counted_batches",
+    "counted_tally",
     "current_revision",
     "decision_counts",
     "describe_url",

@@ -8,7 +8,8 @@ kind       digest covers
 ========== ================================================================================
 ``batch``  an ingest pass: its record and counts, its run (runner, settings), every
            response row it stored (QA responses and their factors, conversations and
-           their opinions too) and every line it quarantined
+           their opinions too) and every line it quarantined; for a file counted by
+           ``cuegap count``, the tally rows it counted (:mod:`cuegap.schema._counted`)
 ``bank``   an item bank: its record, dilemmas, annotations, items and individuals (and
            their demographic axes), or its QA items, options and option axes
 ``system`` an audited system's name, version, provider and metadata (a new entry each
@@ -40,6 +41,7 @@ from sqlalchemy.engine import Connection
 
 from cuegap.schema import _conv_ledger, _qa_ledger
 from cuegap.schema._chunks import driver_chunks
+from cuegap.schema._counted import counted_tally_part
 from cuegap.schema._tables import (
     Analysis,
     AnalysisArtifact,
@@ -165,6 +167,7 @@ def batch_parts(
         "quarantine_resolved": _bulk_digest(conn, "quarantine", RESOLUTION_COLUMNS, batch_id),
         **_qa_ledger.qa_batch_parts(conn, batch_id),
         **_conv_ledger.conv_batch_parts(conn, batch_id),
+        **counted_tally_part(conn, row._mapping, _part),  # a counted file's tally rows
     }
 
 

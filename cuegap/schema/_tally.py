@@ -40,6 +40,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Select
 from sqlmodel import Field, SQLModel
 
+from cuegap.schema._counted import counted_batches, not_counted
 from cuegap.schema._tables import Response, _BigIntPK
 
 
@@ -189,7 +190,11 @@ def compact_tally(conn: Connection, *, min_rows: int = 1_000) -> bool:
     response's natural key, so those rows never share one. See :func:`merge_rows`.
     """
     t = ResponseTally.__table__
-    return merge_rows(conn, t, TALLY_KEYS, t.c.first.is_(False), "NOT first", min_rows)
+    # rows counted by ``cuegap count`` stay under their batch: its ledger entry seals them
+    where, where_sql = not_counted(t, list(counted_batches(conn, t.name)))
+    return merge_rows(
+        conn, t, TALLY_KEYS, t.c.first.is_(False) & where, f"NOT first AND {where_sql}", min_rows
+    )
 
 
 def merge_rows(
@@ -245,11 +250,19 @@ def tally_mismatches(conn: Connection) -> int:
     """How many distinct answers the tally no longer counts exactly (0 when it agrees).
 
     The responses are counted afresh per key and compared with the tally's rows summed per
-    key, so the check does not depend on how rows were split over chunks or merged.
+    key, so the check does not depend on how rows were split over chunks or merged. Rows
+    counted by ``cuegap count`` have no responses behind them; their batches' ledger
+    entries seal them instead (:mod:`cuegap.schema._counted`).
     """
-    t = ResponseTally.__table__.c
+    table = ResponseTally.__table__
+    t = table.c
     stored_keys = [t[k] for k in TALLY_KEYS]
-    stored = select(*stored_keys, func.sum(t.n).cast(Integer).label("n")).group_by(*stored_keys)
+    ingested, _sql = not_counted(table, list(counted_batches(conn, table.name)))
+    stored = (
+        select(*stored_keys, func.sum(t.n).cast(Integer).label("n"))
+        .where(ingested)
+        .group_by(*stored_keys)
+    )
     want = {tuple(row[:-1]): int(row[-1]) for row in conn.execute(tally_select(by_batch=False))}
     have = {tuple(row[:-1]): int(row[-1]) for row in conn.execute(stored)}
     return len(want.keys() ^ have.keys()) + sum(

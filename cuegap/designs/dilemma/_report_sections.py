@@ -16,6 +16,7 @@ import pandas as pd
 from cuegap.designs.dilemma._report import ReportData
 from cuegap.designs.dilemma._report_format import _headline, _table
 from cuegap.designs.dilemma.stats import condition_label, condition_mask
+from cuegap.reports import counted_rows
 from cuegap.reports import fmt_date as _date
 from cuegap.reports import fmt_pct as _pct
 from cuegap.reports import fmt_text as _text
@@ -177,7 +178,7 @@ def _cover(data: ReportData) -> dict[str, Any]:
     ]
     mappings = {}  # each distinct runner mapping once, as read
     for m in p.batches.get("mapping", pd.Series(dtype=object)):
-        if isinstance(m, dict) and m.get("sha256") not in mappings:
+        if isinstance(m, dict) and "sha256" in m and m["sha256"] not in mappings:
             mappings[m.get("sha256")] = {"label": _mapping_label(m), "toml": _text(m.get("toml"))}
     settings = [
         ("explicit cue (condition)", condition_label(s.explicit)),
@@ -194,6 +195,7 @@ def _cover(data: ReportData) -> dict[str, Any]:
         "banks": banks,
         "runs": runs,
         "batches": batches,
+        "counted": counted_rows(p.batches),  # files counted outside the store
         "mappings": list(mappings.values()),
         "settings": settings,
         "policy_toml": data.policy.to_toml(("verdict", "data")),
@@ -207,7 +209,7 @@ def _cover(data: ReportData) -> dict[str, Any]:
 
 def _mapping_label(m: Any) -> str:
     """ "name · sha256 prefix" of an ingest pass's runner mapping, "–" without one."""
-    if not isinstance(m, dict):
+    if not isinstance(m, dict) or "sha256" not in m:  # none, or a counted file's engine
         return "–"
     return f"{Path(str(m.get('path', '?'))).name} · {str(m.get('sha256', ''))[:12]}"
 

@@ -180,7 +180,8 @@ class ConversationDesign(Design):
 
         context, _template = self.report_context(data)
         findings = ("partials/_conv_summary.html.j2", "partials/_conv_findings.html.j2")
-        return ReportSections(context, findings, ("partials/_conv_appendix.html.j2",))
+        return ReportSections(context, findings, ("partials/_conv_appendix.html.j2",),
+                              store=("partials/_store_provenance.html.j2",))  # fmt: skip
 
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
         from cuegap.designs import BayesSettings

@@ -140,7 +140,8 @@ class PromptVarianceDesign(Design):
         context, _template = self.report_context(data)
         pv = ("partials/_pv_section.html.j2",) if context.get("pv") else ()
         return ReportSections(context, ("partials/_pv_summary.html.j2", *pv),
-                              ("partials/_pv_appendix.html.j2",))  # fmt: skip
+                              ("partials/_pv_appendix.html.j2",),
+                              store=("partials/_store_provenance.html.j2",))  # fmt: skip
 
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
         from cuegap.designs import BayesSettings

@@ -168,7 +168,8 @@ class QADesign(Design):
         context, _template = self.report_context(data)
         pv = ("partials/_pv_section.html.j2",) if context.get("pv") else ()
         findings = ("partials/_qa_summary.html.j2", "partials/_qa_findings.html.j2", *pv)
-        return ReportSections(context, findings, ("partials/_qa_appendix.html.j2",))
+        return ReportSections(context, findings, ("partials/_qa_appendix.html.j2",),
+                              store=("partials/_store_provenance.html.j2",))  # fmt: skip
 
     def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
         from cuegap.designs import BayesSettings

@@ -161,3 +161,40 @@ def test_report_of_two_designs_is_the_board_and_design_reports_one(store: dict) 
     alone = audit.report("qa", out=root / "qa", formats=("html",))
     assert alone["html"][0].name.startswith("cuegap-report-")
     assert alone["html"][1] > report_id
+
+
+def test_reanalyze_of_two_designs_publishes_one_board_report(store: dict) -> None:
+    """Nothing changed: nothing written, exit 0. Then the held-back answers arrive: both
+    designs re-analyse (their systems' data changed), and ``cuegap reanalyze`` publishes
+    one board report (HTML and PDF) carrying each design's "what changed", exit 1."""
+    from typer.testing import CliRunner
+
+    from cuegap.cli import app
+
+    audit, root = store["audit"], store["root"]
+    url = store["url"]
+    reported = audit.report(out=root / "reported", formats=("html",))  # what changes compare to
+    signoff = ["--db", url, "signoff", str(reported["html"][1]), "--reviewer", "Ada",
+               "--decision", "approve"]  # fmt: skip
+    assert CliRunner().invoke(app, signoff).exit_code == 0
+    same = audit.reanalyze(out=root / "v2", boot=40)
+    assert (same.changed, same.exit_code, same.reports) == (False, 0, [])
+    assert not (root / "v2").exists()
+    (held,) = audit.ingest(root / "held.jsonl")
+    assert held.stored == store["held"]
+    before = set(audit.analyses()["id"])
+    args = ["--db", url, "reanalyze", "--out", str(root / "v3"), "--boot", "40"]
+    run = CliRunner().invoke(app, args, env={"COLUMNS": "250"})
+    assert run.exit_code == 1, run.output
+    new = audit.analyses()
+    assert set(new[~new["id"].isin(before)]["kind"]) == {"qa", "prompt_variance"}
+    written = sorted(p.name for p in (root / "v3").iterdir())
+    assert len(written) == 2 and all(n.startswith("cuegap-board-report") for n in written)
+    assert {f"wrote {root / 'v3' / n}" for n in written} <= {
+        line.strip() for line in run.output.splitlines()
+    }
+    html = next((root / "v3").glob("*.html")).read_text("utf-8")
+    # the signed board is registered under the prompt-variance analysis: that design's
+    # "what changed" follows its verdict page, its id prefixed
+    assert 'id="prompt-variance-changes"' in html
+    assert html.count('class="board-row"') == 2

@@ -116,9 +116,20 @@ def reanalyze(audit: Any, design: str | None, *, out: Path | str, policy: Any, b
               bayes: bool, values: dict[str, Any]) -> Any:  # fmt: skip
     """The body of :meth:`cuegap.Audit.reanalyze` (its docstring says what it does)."""
     from cuegap.api._options import analyze_options
-    from cuegap.designs import get, resolve_design
+    from cuegap.designs import designs_in_store, get, resolve_design
+    from cuegap.reanalysis import reanalyze_board
 
     engine = audit.engine
+    held = designs_in_store(engine) if design is None else []
+    if len(held) > 1:  # every design re-analysed, one board report when any changed
+        resolved, path = _resolved(policy)
+
+        def options(d: Any) -> Any:
+            return analyze_options(d, values, policy=resolved, policy_path=path, boot=boot,
+                                   bayes=bayes)  # fmt: skip
+
+        return reanalyze_board(engine, [get(name) for name in held], Path(out), options,
+                               policy=None if policy is None else resolved)  # fmt: skip
     chosen = get(resolve_design(engine, design))
     resolved, path = _resolved(policy)
     options = analyze_options(chosen, values, policy=resolved, policy_path=path, boot=boot,

@@ -110,6 +110,9 @@ def reanalyze(
 ) -> None:
     """Re-analyse and re-report if data changed since the last report (for cron / timers).
 
+    On a store that holds several designs (without --design), re-analyses each design whose
+    data changed and publishes one new board report version across them all.
+
     Exit codes: 0 nothing changed (nothing written); 1 data changed, a new analysis and
     report version were written; 2 failure, or another re-analysis holds the store's lock.
     """

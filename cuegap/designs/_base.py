@@ -298,8 +298,11 @@ class Design(ABC):
 
     # -- re-analysis ------------------------------------------------------------------
     @abstractmethod
-    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
-        """Re-analyse and re-report when data changed (a ``Reanalysis``)."""
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions, *,
+                  render: bool = True) -> Any:  # fmt: skip
+        """Re-analyse and re-report when data changed (a ``Reanalysis``); with
+        ``render=False`` only re-analyse (the board re-analysis publishes one report across
+        every design)."""
 
     # -- simulation -------------------------------------------------------------------
     @abstractmethod

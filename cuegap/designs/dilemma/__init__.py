@@ -204,7 +204,8 @@ class DilemmaDesign(Design):
             store=("partials/_store_provenance.html.j2",),
         )  # fmt: skip
 
-    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions, *,
+                  render: bool = True) -> Any:  # fmt: skip
         from cuegap.designs import BayesSettings
         from cuegap.designs.dilemma._cli import dilemma_settings
         from cuegap.designs.dilemma._reanalysis import reanalyze
@@ -215,7 +216,7 @@ class DilemmaDesign(Design):
             out_dir,
             settings=dilemma_settings(options, seed=2026),
             bayes=BayesSettings() if options.bayes else None,
-            render=default_renderer(),
+            render=default_renderer() if render else None,
         )
 
     def simulate(self, options: SimulateOptions, out: Any) -> None:

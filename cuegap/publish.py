@@ -113,6 +113,7 @@ def publish_board(
     formats: tuple[str, ...] = ("html", "pdf"),
     analyses: dict[str, int] | None = None,
     policy: Policy | None = None,
+    changes: dict[str, pd.DataFrame] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, tuple[Path, int]]:
     """Render the board report across ``designs``, write it and register every file as one
@@ -128,6 +129,9 @@ def publish_board(
     policy : Policy, optional
         Whose ``[board]`` rule decides the overall line (default: the one the analyses
         shown were run under).
+    changes : dict of str to DataFrame, optional
+        Per design name, its "what changed since the last signed report" table (a
+        re-analysis): shown after that design's verdict page.
 
     Returns
     -------
@@ -138,6 +142,9 @@ def publish_board(
 
     data = board_report_data(engine, designs, chosen=analyses, policy=policy,
                              progress=progress)  # fmt: skip
+    for part in data.parts:
+        if changes and part.data is not None and changes.get(part.design) is not None:
+            part.data.changes = changes[part.design]
     if progress:
         progress("rendering")
     rendered = render_html(data)

@@ -40,7 +40,8 @@ __all__ = [
     "EXIT_CHANGED", "EXIT_FAILED", "EXIT_UNCHANGED", "Reanalysis", "Renderer",
     "changes_since_signed", "compare_records", "default_renderer", "publish_board",
     "publish_report",
-    "publish_signed", "reanalyze_design", "reference_analysis", "what_changed",
+    "publish_signed", "reanalyze_board", "reanalyze_design", "reference_analysis",
+    "what_changed",
 ]  # fmt: skip
 
 
@@ -164,3 +165,70 @@ def reanalyze_design(
             published = publish_report(engine, analysis_id, out_dir, changes=result.changes)
             result.reports = [path for path, _ in published.values()]
         return result
+
+
+def reanalyze_board(
+    engine: Engine,
+    designs: list[Any],
+    out_dir: Path | str,
+    options: Callable[[Any], Any],
+    *,
+    policy: Any = None,
+    formats: tuple[str, ...] = ("html", "pdf"),
+    holder: str | None = None,
+) -> Reanalysis:
+    """Re-analyse every design a store holds, and publish one board report when any
+    design's data changed (``cuegap reanalyze`` on a store holding several designs).
+
+    Each design re-analyses as its own ``reanalyze`` does (under the store's
+    ``reanalyze`` lock, only when its data changed) without rendering; then, when any
+    changed, one new board report version is published, each changed design's "what
+    changed since the last signed report" table after its verdict page.
+
+    Parameters
+    ----------
+    designs : list of Design
+        The designs the store holds (the board's columns).
+    out_dir : path
+        Where the new board report version is written.
+    options : callable
+        A design -> its ``AnalyzeOptions``.
+    policy : Policy, optional
+        Whose ``[board]`` rule decides the overall line (default: the analyses' own).
+    holder : str, optional
+        Who holds the board's lock (default: this host and process).
+
+    Returns
+    -------
+    Reanalysis
+        The systems that changed, appeared or disappeared in any design; ``analysis_id``
+        the newest analysis written; ``changes`` every changed design's table (with a
+        ``design`` column); ``reports`` the board report's files.
+
+    Raises
+    ------
+    cuegap.compliance.LockHeld
+        When another re-analysis holds the store's lock.
+    """
+    with store_lock(engine, "reanalyze-board", holder=holder):
+        results = [(d, d.reanalyze(engine, Path(out_dir), options(d), render=False))
+                   for d in designs]  # fmt: skip
+        changed = [(d, r) for d, r in results if r.changed]
+
+        def union(attr: str) -> list[str]:
+            return sorted({s for _d, r in changed for s in getattr(r, attr)})
+
+        merged = Reanalysis(union("changed_systems"), union("new_systems"),
+                            union("removed_systems"))  # fmt: skip
+        if not changed:
+            return merged
+        ids = [r.analysis_id for _d, r in changed if r.analysis_id is not None]
+        merged.analysis_id = max(ids) if ids else None
+        tables = {d.name: r.changes for d, r in changed if r.changes is not None}
+        if tables:
+            merged.changes = pd.concat([t.assign(design=name) for name, t in tables.items()],
+                                       ignore_index=True)  # fmt: skip
+        published = publish_board(engine, designs, out_dir, formats=formats, policy=policy,
+                                   changes=tables)  # fmt: skip
+        merged.reports = [path for path, _ in published.values()]
+        return merged

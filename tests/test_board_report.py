@@ -12,6 +12,7 @@ and be registered, signed and verified as one report.
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -190,3 +191,49 @@ def test_one_design_alone_with_design(board: dict, tmp_path: Path) -> None:
     (path,) = tmp_path.glob("*.html")
     page = path.read_text("utf-8")
     assert 'class="data board-matrix"' not in page and "QA audit report" in page
+    # alone, a design's report still shows the store's files (the board shows them once)
+    assert page.count("<h3>Ingested files</h3>") == 1 and "qa_results.jsonl" in page
+
+
+class _Ids(HTMLParser):
+    """Every element id of a page, and every in-page reference (href="#x", url(#x))."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+        self.refs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name == "id" and value:
+                self.ids.append(value)
+            elif value and name in ("href", "xlink:href") and value.startswith("#"):
+                self.refs.append(value[1:])
+            elif value and "url(#" in value:
+                self.refs.extend(re.findall(r"url\(#([^)]+)\)", value))
+
+
+def test_every_id_is_unique_and_every_reference_resolves(board: dict) -> None:
+    """Four designs' sections in one page (two of them with the same prompt-variance
+    figures), yet no id twice, and each in-page link or SVG reference finds its element."""
+    found = _Ids()
+    found.feed(board["html"])
+    repeated = sorted({i for i in found.ids if found.ids.count(i) > 1})
+    assert repeated == []
+    assert len(found.ids) > 100 and len(found.refs) > 10  # figures and links were checked
+    assert sorted(set(found.refs) - set(found.ids)) == []
+    for design in DESIGNS:  # each design's own page 1 is there, under its prefix
+        assert f"{design}-verdict-page" in found.ids
+
+
+def test_the_stores_data_tables_appear_once(board: dict) -> None:
+    """Item banks, ingested files and quarantined lines are the whole store's: once in the
+    board, in its provenance section, not once per design."""
+    html = board["html"]
+    assert html.count("<h3>Ingested files</h3>") == 1
+    assert html.count("<h3>Item banks</h3>") == 1
+    assert "Ingest passes" not in html and "Quarantined input lines" not in html
+    store = html.index('id="board-store"')
+    assert store > html.index('id="board-provenance"')
+    for name in ("qa_results.jsonl", "responses_bbq.jsonl", "responses.jsonl"):
+        assert html.count(f"/{name}</td>") == 1, name

@@ -125,7 +125,7 @@ def test_a_toy_design_joins_the_board_report_through_the_default_sections(
         "kept open by dilemma (no verdict), toy (inconclusive)" in html
         or "kept open by toy (inconclusive), dilemma (no verdict)" in html
     )  # sys-b
-    assert 'id="tables"' in html and "min_responses = 5" in html  # the default sections
+    assert 'id="toy-tables"' in html and "min_responses = 5" in html  # default sections
     assert runner.invoke(app, [*db, "verify"]).exit_code == 0
 
 

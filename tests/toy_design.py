@@ -105,10 +105,11 @@ class ToyDesign(Design):
     def report_context(self, data: Any) -> tuple[dict[str, Any], str]:
         return generic_report_context(data)
 
-    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions, *,
+                  render: bool = True) -> Any:  # fmt: skip
         return reanalyze_design(
             engine, self, out_dir, fingerprints=lambda: toy_fingerprints(engine),
-            analyze=lambda: self.analyze(engine, options, _Quiet()),
+            analyze=lambda: self.analyze(engine, options, _Quiet()), render=render,
         )  # fmt: skip
 
     def simulate(self, options: SimulateOptions, out: Any) -> None:

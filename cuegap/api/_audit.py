@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cuegap.api._options import analyze_options
+from cuegap.api._working import Working
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +26,7 @@ def _console(quiet: bool) -> Any:
     return Console(file=io.StringIO(), emoji=False) if quiet else Console(emoji=False)
 
 
-class Audit:
+class Audit(Working):
     """A cuegap store, for a notebook or a script.
 
     Parameters
@@ -217,65 +218,9 @@ class Audit:
         with self._printing():
             return target.analyze(self.engine, chosen_options, self.out)
 
-    def report(
-        self,
-        design: str | None = None,
-        *,
-        out: Path | str,
-        analysis: int | None = None,
-        formats: tuple[str, ...] = ("html", "pdf"),
-    ) -> dict[str, tuple[Path, int]]:
-        """Render, write and register a report of a stored analysis (never analyses).
-
-        Parameters
-        ----------
-        design : str, optional
-            Default: the only design the store holds.
-        out : path
-            The folder the files go to; existing files are never replaced.
-        analysis : int, optional
-            Default: the newest analysis the design's report shows.
-        formats : tuple of str
-            ``html``, ``pdf`` or both.
-
-        Returns
-        -------
-        dict
-            Format -> (path written, registered report id).
-        """
-        from cuegap.reanalysis import publish_report
-
-        if analysis is None:
-            analysis = self.design(design).report_analysis(self.engine)
-        with self._printing():
-            return publish_report(self.engine, analysis, out, formats=formats)  # type: ignore[arg-type]
-
     def evidence(self, out: Path | str, *, key: Path | str | None = None) -> Any:
         """Write the evidence bundle and its in-toto attestation into ``out``
         (:func:`cuegap.evidence.write_evidence`), signed with ``key`` when given."""
         from cuegap.evidence import write_evidence
 
         return write_evidence(self.engine, out, key=key)
-
-    def simulate(self, design: str, out: Path | str, *, systems: int = 3, seed: int = 0,
-                 scale: str = "small", **options: Any) -> Path:  # fmt: skip
-        """Write a simulated dataset of ``design`` with planted effects into ``out``
-        (the store is not touched: :meth:`ingest` it). Returns the folder."""
-        from cuegap.designs import SimulateOptions, get, refuse_options
-
-        chosen = get(design)
-        refuse_options(chosen, frozenset(options), command="simulate")
-        given = frozenset(options)
-        sim = SimulateOptions(Path(out), systems=systems, seed=seed, scale=scale,
-                              values=options, given=given)  # fmt: skip
-        with self._printing():
-            chosen.simulate(sim, self.out)
-        return Path(out)
-
-    def ingest(self, *paths: Path | str) -> list[Any]:
-        """Ingest files or folders (item banks of all first), as ``cuegap ingest`` does;
-        returns one :class:`cuegap.ingest.IngestSummary` per file."""
-        from cuegap.ingest import expand_path, ingest_order, ingest_path
-
-        files = [f for p in paths for f in expand_path(Path(p))[0]]
-        return [ingest_path(self.engine, f) for f in ingest_order(files)]

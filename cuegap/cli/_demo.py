@@ -39,8 +39,8 @@ def demo(
     ] = True,
 ) -> None:
     """Run the whole audit on a simulated paper-scale dataset: simulate, ingest, analyse, report."""
+    from cuegap.api import Audit, IngestPlan
     from cuegap.designs.dilemma.simulate import simulate as run_simulation
-    from cuegap.ingest import ingest_path
     from cuegap.schema import current_revision, head_revision, make_engine, upgrade
 
     started = time.perf_counter()
@@ -57,9 +57,11 @@ def demo(
         highlight=False,
     )
     console.rule("2. ingest")
+    audit = Audit(engine, out=console)
     for path in (result.itembank_path, result.responses_path):
-        with _timed(spent, "ingest"), _progress(f"ingest {safe(path.name)}") as progress:
-            _print_summary(ingest_path(engine, path, progress=progress))
+        with _timed(spent, "ingest"):
+            audit.ingest(plan=IngestPlan((path,)), each=_print_summary,
+                         progress=lambda p: _progress(f"ingest {safe(p.name)}"))  # fmt: skip
     console.rule("3. store")
     with _timed(spent, "store status"):
         _print_status(engine)
@@ -81,10 +83,8 @@ def demo(
         with _timed(spent, "Bayesian fit"):
             fit = run_bayes(engine, settings, draws=1000, chains=4, force=False, data=data)
     console.rule("5. report")
-    from cuegap.reanalysis import publish_report
-
-    with _timed(spent, "report (HTML and PDF)"), _steps("report") as step:
-        published = publish_report(engine, analysis.id, out_dir, progress=step)
+    with _timed(spent, "report (HTML and PDF)"):
+        published = audit.report(analysis=analysis.id, out=out_dir, steps=_steps)
     _print_published(published)
     _print_timing(spent, time.perf_counter() - started, fit)
 

@@ -12,7 +12,6 @@ from cuegap.cli.common import (
     MAX_SEED,
     MAX_SYSTEMS,
     _engine,
-    _fail,
     _progress,
     _require_folder,
     console,
@@ -96,54 +95,23 @@ def ingest(
     Exits 3 when a file had records but every one was quarantined (wrong --format or
     mapping?), or could not be read past a damaged point, after ingesting the other files.
     """
+    from cuegap.api import Audit, ingest_failures, plan_ingest
     from cuegap.cli._store import recover
-    from cuegap.ingest import expand_path, get_reader, ingest_order, ingest_path, with_system
-    from cuegap.ingest.registry import detect_reader
 
     # Check the arguments before the store is created: a typo must leave no empty store.
-    if format is not None:
-        get_reader(format)
-    for path in paths:
-        if not path.exists():
-            raise _fail(f"{path}: no such file or directory")
-    if mapping is not None and not mapping.exists():
-        raise _fail(f"{mapping}: no such mapping file")
-    expanded = [(given, *expand_path(given, format=format)) for given in paths]
-    for given, files, skipped in expanded:
-        if not files:  # an empty folder, or only files no reader recognises
-            what = f"a reader of format {format}" if format else "a reader"
-            others = f" ({len(skipped)} other file(s) skipped)" if skipped else ""
-            raise _fail(f"{given}: no file {what} recognises in this folder{others}")
-    if system is not None:  # refuse --system for a format that takes none, before any write
-        for _given, files, _skipped in expanded:
-            for f in files:
-                with_system(get_reader(format) if format else detect_reader(f), system)
+    plan = plan_ingest(paths, format=format, mapping=mapping, system=system)
     engine = _engine(create=True)
     recover(engine)  # seal what a killed ingest left (ingest_path would, without a word)
-    nothing_stored: list[IngestSummary] = []
-    for _given, _files, skipped in expanded:
-        for path in skipped:
-            console.print(f"skipped {safe(path)}: no reader recognises it", highlight=False)
-    for path in ingest_order([f for _given, files, _skipped in expanded for f in files]):
-        with _progress(f"ingest {safe(path.name)}") as progress:
-            summary = ingest_path(
-                engine, path, format=format, progress=progress, mapping=mapping, system=system
-            )
-        _print_summary(summary)
-        if summary.read == summary.quarantined > 0 or summary.incomplete:
-            nothing_stored.append(summary)
-    for s in nothing_stored:
-        why = s.problems[0][1] if s.problems else "see `cuegap status`"
-        # --mapping is suggested only to readers that take one (runner formats)
-        known = s.format in FORMAT_NAMES and get_reader(s.format).mapping
-        message = (
-            f"{s.path}: nothing stored, all {s.read:,} records were quarantined (first: "
-            f"{why}); check --format" + (" and --mapping" if known else "")
-            if s.read == s.quarantined
-            else f"{s.path}: not read to its end: {s.incomplete}"
-        )
+    for path in plan.skipped:
+        console.print(f"skipped {safe(path)}: no reader recognises it", highlight=False)
+    summaries = Audit(engine, out=console).ingest(
+        plan=plan, progress=lambda path: _progress(f"ingest {safe(path.name)}"),
+        each=_print_summary,
+    )  # fmt: skip
+    failures = ingest_failures(summaries)
+    for message in failures:
         err.print(f"[bold red]error:[/] {safe(message)}", highlight=False, soft_wrap=True)
-    if nothing_stored:
+    if failures:
         raise typer.Exit(3)
 
 
@@ -216,19 +184,16 @@ def simulate(
     ] = None,
 ) -> None:
     """Write a simulated audit dataset with planted effects: item bank, responses, truth."""
-    from cuegap.designs import SimulateOptions, get, refuse_options
+    from cuegap.api import simulate as run_simulation
 
     _require_folder(out_dir)
-    chosen = get(design)
     defaults = {"named": False, "cue_gap": False, "prompt_variants": 1, "format_effect": 0.0,
                 "format_driven": None}  # fmt: skip
     values = {"named": named, "cue_gap": cue_gap, "prompt_variants": prompt_variants,
               "format_effect": format_effect, "format_driven": format_driven}  # fmt: skip
-    given = frozenset(k for k, v in values.items() if v != defaults[k])
-    refuse_options(chosen, given, command="simulate")
-    options = SimulateOptions(out_dir, systems=systems, seed=seed, scale=scale,
-                              values=values, given=given)  # fmt: skip
-    chosen.simulate(options, console)
+    given = {k: v for k, v in values.items() if v != defaults[k]}
+    run_simulation(design, out_dir, systems=systems, seed=seed, scale=scale, console=console,
+                   **given)  # fmt: skip
 
 
 def formats() -> None:

@@ -4,7 +4,7 @@ the data changed."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -15,7 +15,6 @@ from cuegap.cli._analyze import (
     ExplicitOption,
     ImplicitOption,
     StrategyOption,
-    analyze_options,
 )
 from cuegap.cli.common import (
     _engine,
@@ -67,8 +66,7 @@ def report(
     `cuegap signoff`. Existing files are never replaced: a new render gets a new name.
     With --signed REPORT, writes a signed copy of that registered report.
     """
-    from cuegap.models import load_policy
-    from cuegap.reanalysis import publish_report
+    from cuegap.api import Audit
 
     formats = {"html": ("html",), "pdf": ("pdf",), "both": ("html", "pdf")}
     if format not in formats:
@@ -79,71 +77,10 @@ def report(
             "named cuegap-report-N.html and .pdf inside it)"
         )
     engine = _engine(create=False)
-    chosen = load_policy(policy) if policy is not None else None
-    if signed is not None:
-        with _steps("report") as step:
-            published = publish_report(engine, None, out, formats=formats[format],  # type: ignore[arg-type]
-                                       policy=chosen, signed=signed, progress=step)  # fmt: skip
-        _print_published(published)
-        return
-    from cuegap.designs import analysis_kind, designs_in_store, for_kind, get, resolve_design
-
-    held = designs_in_store(engine) if analysis is None and design is None else []
-    if len(held) > 1:  # one board report across every design held
-        _board(engine, [get(name) for name in held], out, formats[format], chosen, policy)
-        return
-    if analysis is None:
-        analysis = get(resolve_design(engine, design)).report_analysis(engine)
-    if chosen is not None:  # the report only reads: the re-run happens here, visibly
-        kind = analysis_kind(engine, analysis)  # type: ignore[arg-type]
-        if kind is None:
-            raise ValueError(f"--analysis {analysis}: no analysis {analysis} in the store "
-                             "(`cuegap analyses` lists them)")  # fmt: skip
-        chosen_design = for_kind(kind)
-        console.print(
-            f"Running the {chosen_design.label or chosen_design.name} analysis of analysis "
-            f"{analysis} again under the policy in {safe(policy)} (reused when stored): a "
-            "report only shows stored analyses.",
-            soft_wrap=True, highlight=False,
-        )  # fmt: skip
-        with _steps("analyze") as step:
-            rerun = chosen_design.under_policy(engine, analysis, chosen, step)  # type: ignore[arg-type]
-        console.print(f"Reporting analysis {rerun}.", highlight=False)
-        analysis = rerun
-    with _steps("report") as step:
-        published = publish_report(engine, analysis, out, formats=formats[format],  # type: ignore[arg-type]
-                                   progress=step)  # fmt: skip
-    _print_published(published)
-
-
-def _board(
-    engine: Any, designs: list[Any], out: Path, formats: tuple[str, ...], chosen: Any,
-    policy: Path | None,
-) -> None:  # fmt: skip
-    """The board report across ``designs``; with a policy, each design's analysis is run
-    again under it first (printed), as for one design's report."""
-    from cuegap.reanalysis import publish_board
-
-    analyses = None
-    if chosen is not None:
-        analyses = {}
-        for d in designs:
-            try:
-                shown = d.report_analysis(engine)
-            except ValueError:  # none stored: the board shows its column as "no verdict"
-                continue
-            label = d.label or d.name
-            console.print(f"Running the {label} analysis again under the policy in {safe(policy)} "
-                          "(reused when stored): a report only shows stored analyses.",
-                          soft_wrap=True, highlight=False)  # fmt: skip
-            with _steps("analyze") as step:
-                analyses[d.name] = d.under_policy(engine, shown, chosen, step)
-    console.print(f"Board report across {len(designs)} designs "
-                  f"({', '.join(d.name for d in designs)}); --design D reports one alone.",
-                  soft_wrap=True, highlight=False)  # fmt: skip
-    with _steps("report") as step:
-        published = publish_board(engine, designs, out, formats=formats, analyses=analyses,
-                                  policy=chosen, progress=step)  # fmt: skip
+    published = Audit(engine, out=console).report(
+        design, out=out, analysis=analysis, formats=formats[format], policy=policy,
+        signed=signed, steps=_steps,
+    )  # fmt: skip
     _print_published(published)
 
 
@@ -173,23 +110,20 @@ def reanalyze(
 ) -> None:
     """Re-analyse and re-report if data changed since the last report (for cron / timers).
 
+    On a store that holds several designs (without --design), re-analyses each design whose
+    data changed and publishes one new board report version across them all.
+
     Exit codes: 0 nothing changed (nothing written); 1 data changed, a new analysis and
     report version were written; 2 failure, or another re-analysis holds the store's lock.
     """
-    from cuegap.compliance import LockHeld
-    from cuegap.reanalysis import EXIT_FAILED
+    from cuegap.api import EXIT_FAILED, Audit, LockHeld
 
     engine = _engine(create=False, missing_code=EXIT_FAILED)  # 1 would read "changed"
+    values = {"explicit": explicit, "implicit": implicit, "consequences": consequences,
+              "strategy": strategy}  # fmt: skip
     try:
-        from cuegap.designs import get, resolve_design
-        from cuegap.models import load_policy
-
-        chosen = get(resolve_design(engine, design))
-        values = {"explicit": explicit, "implicit": implicit, "consequences": consequences,
-                  "strategy": strategy}  # fmt: skip
-        options = analyze_options(chosen, values, policy=load_policy(policy),
-                                  policy_path=policy, boot=boot, bayes=bayes)  # fmt: skip
-        result = chosen.reanalyze(engine, out, options)
+        result = Audit(engine, out=console).reanalyze(design, out=out, policy=policy,
+                                                      boot=boot, bayes=bayes, **values)  # fmt: skip
     except LockHeld as exc:
         raise _fail(f"another re-analysis is running: {exc}", EXIT_FAILED) from None
     if not result.changed:

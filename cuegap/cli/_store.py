@@ -51,9 +51,9 @@ def recover(engine: Engine) -> None:
     engine : Engine
         An initialised store.
     """
-    from cuegap.ingest import recover_interrupted
+    from cuegap.api import Audit
 
-    for b in recover_interrupted(engine):
+    for b in Audit(engine, out=console).recover():
         shown = safe(b.source_path)
         if b.sealed:
             console.print(

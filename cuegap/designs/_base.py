@@ -101,11 +101,18 @@ class ReportSections:
     """A design's part of the board report (:meth:`Design.report_sections`): its report's
     template ``context``, the partial templates of its ``findings`` (summary, findings,
     figures) and of its ``back`` matter (provenance, data quality, methods), each rendered
-    with that context."""
+    with that context.
+
+    ``store`` names the partials that show the whole store rather than this design (its item
+    banks, every ingested file, the lines that could not be stored): the board report renders
+    each of them once, with the context of the first design that names it, and sets
+    ``store_sections_elsewhere`` in every design's context so that the design's own
+    partials leave those tables out. A design's own report renders them as before."""
 
     context: dict[str, Any]
     findings: tuple[str, ...]
     back: tuple[str, ...] = ()
+    store: tuple[str, ...] = ()
 
 
 class PlanUnavailable(ValueError):
@@ -291,8 +298,11 @@ class Design(ABC):
 
     # -- re-analysis ------------------------------------------------------------------
     @abstractmethod
-    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
-        """Re-analyse and re-report when data changed (a ``Reanalysis``)."""
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions, *,
+                  render: bool = True) -> Any:  # fmt: skip
+        """Re-analyse and re-report when data changed (a ``Reanalysis``); with
+        ``render=False`` only re-analyse (the board re-analysis publishes one report across
+        every design)."""
 
     # -- simulation -------------------------------------------------------------------
     @abstractmethod

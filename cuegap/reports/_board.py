@@ -15,6 +15,7 @@ autoescape: system names and reasons are untrusted.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,32 +228,62 @@ def matrix(data: BoardData) -> dict[str, Any]:
             "policy_toml": data.policy.to_toml(("board",))}  # fmt: skip
 
 
-def _sections(part: BoardPart, placeholders: dict[str, str]) -> dict[str, Any]:
+#: An element id, or a reference to one (``href="#x"``, SVG's ``url(#x)``).
+_ID_OR_REF = re.compile(r'(\bid="|href="#|url\(#)([^"#()\s]+)')
+
+
+def prefixed_ids(html: str, prefix: str) -> str:
+    """``html`` with each element id it defines, and every reference to one, prefixed by
+    ``prefix`` (so that two designs' sections, or two copies of one partial, can sit in one
+    document with unique ids); references to ids it does not define are left alone."""
+    own = {m.group(2) for m in _ID_OR_REF.finditer(html) if m.group(1) == 'id="'}
+
+    def swap(m: re.Match[str]) -> str:
+        return m.group(1) + prefix + m.group(2) if m.group(2) in own else m.group(0)
+
+    return _ID_OR_REF.sub(swap, html)
+
+
+def _sections(part: BoardPart, placeholders: dict[str, str],
+              store: dict[str, Markup]) -> dict[str, Any]:  # fmt: skip
     """One design's findings and back matter, each partial rendered with its own report
-    context (autoescaped there; kept as Markup here)."""
+    context (autoescaped there; kept as Markup here), every id prefixed by the design's
+    name. The store-wide partials it names are rendered into ``store`` when not yet there,
+    and left out of its own partials."""
     from cuegap.designs import get
 
     sections = get(part.design).report_sections(part.data)
     found, rows = part.plan
     ctx = {**sections.context, **placeholders, "verdict_page": verdict_page_context(part.data),
-           "plan_section": plan_section(rows, design=part.design, plan_analysis=found)}  # fmt: skip
+           "plan_section": plan_section(rows, design=part.design, plan_analysis=found),
+           "store_sections_elsewhere": True}  # fmt: skip
     ctx.setdefault("changes", None)
     env = environment()
+    prefix = f"{part.design}-"
 
     def render(names: tuple[str, ...]) -> Markup:
-        return Markup("\n".join(env.get_template(n).render(ctx) for n in names))
+        html = "\n".join(env.get_template(n).render(ctx) for n in names)
+        return Markup(prefixed_ids(html, prefix))
 
+    for name in sections.store:
+        if name not in store:
+            store[name] = Markup(prefixed_ids(env.get_template(name).render(ctx), "store-"))
+    changes = ("partials/_changes.html.j2",) if ctx["changes"] is not None else ()
     return {"design": _text(part.design), "title": _text(part.title),
-            "findings": render(("partials/_verdict_page.html.j2", *sections.findings)),
+            "findings": render(("partials/_verdict_page.html.j2", *changes,
+                                *sections.findings)),
             "back": render(sections.back)}  # fmt: skip
 
 
 def board_context(data: BoardData) -> dict[str, Any]:
     """The template context of ``board_report.html.j2``."""
     placeholders = {k.replace("-", "_"): _PLACEHOLDER.format(k) for k in _MARKERS}
+    store: dict[str, Markup] = {}
+    designs = [_sections(p, placeholders, store) for p in data.parts if p.data is not None]
     return {
         "matrix": matrix(data),
-        "designs": [_sections(p, placeholders) for p in data.parts if p.data is not None],
+        "designs": designs,
+        "store_sections": Markup("\n".join(store.values())),
         "listed": data.listed,
         "signoffs": [],  # a fresh render is unsigned: a signed copy fills the block in
         **placeholders,

@@ -180,9 +180,11 @@ class ConversationDesign(Design):
 
         context, _template = self.report_context(data)
         findings = ("partials/_conv_summary.html.j2", "partials/_conv_findings.html.j2")
-        return ReportSections(context, findings, ("partials/_conv_appendix.html.j2",))
+        return ReportSections(context, findings, ("partials/_conv_appendix.html.j2",),
+                              store=("partials/_store_provenance.html.j2",))  # fmt: skip
 
-    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions, *,
+                  render: bool = True) -> Any:  # fmt: skip
         from cuegap.designs import BayesSettings
         from cuegap.designs.conversation._reanalysis import reanalyze_conv
 
@@ -193,6 +195,7 @@ class ConversationDesign(Design):
             out_dir,
             policy=options.policy if options.policy_path else None,
             bayes=BayesSettings() if options.bayes else None,
+            render=render,
         )
 
     def simulate(self, options: SimulateOptions, out: Any) -> None:

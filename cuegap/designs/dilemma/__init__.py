@@ -190,16 +190,22 @@ class DilemmaDesign(Design):
     def report_sections(self, data: Any) -> Any:
         from cuegap.designs import ReportSections
         from cuegap.designs.dilemma._report_context import report_context
+        from cuegap.reports import provenance_rows
 
+        # its ingest passes and quarantined lines are the whole store's: shown once in a
+        # board report, as the shared store partial over the same provenance
+        context = {**report_context(data), "provenance": provenance_rows(data)}
         return ReportSections(
-            report_context(data),
+            context,
             ("partials/_summary.html.j2", "partials/_findings.html.j2",
              "partials/_tables.html.j2"),
             ("partials/_cover.html.j2", "partials/_quality.html.j2",
              "partials/_appendix.html.j2"),
+            store=("partials/_store_provenance.html.j2",),
         )  # fmt: skip
 
-    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions, *,
+                  render: bool = True) -> Any:  # fmt: skip
         from cuegap.designs import BayesSettings
         from cuegap.designs.dilemma._cli import dilemma_settings
         from cuegap.designs.dilemma._reanalysis import reanalyze
@@ -210,7 +216,7 @@ class DilemmaDesign(Design):
             out_dir,
             settings=dilemma_settings(options, seed=2026),
             bayes=BayesSettings() if options.bayes else None,
-            render=default_renderer(),
+            render=default_renderer() if render else None,
         )
 
     def simulate(self, options: SimulateOptions, out: Any) -> None:

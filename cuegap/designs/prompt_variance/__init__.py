@@ -140,16 +140,18 @@ class PromptVarianceDesign(Design):
         context, _template = self.report_context(data)
         pv = ("partials/_pv_section.html.j2",) if context.get("pv") else ()
         return ReportSections(context, ("partials/_pv_summary.html.j2", *pv),
-                              ("partials/_pv_appendix.html.j2",))  # fmt: skip
+                              ("partials/_pv_appendix.html.j2",),
+                              store=("partials/_store_provenance.html.j2",))  # fmt: skip
 
-    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions, *,
+                  render: bool = True) -> Any:  # fmt: skip
         from cuegap.designs import BayesSettings
         from cuegap.designs.prompt_variance._analysis import PVSettings
         from cuegap.designs.prompt_variance._reanalysis import reanalyze_pv
 
         settings = PVSettings(policy=options.policy, strategy=options.get("strategy", "zero-shot"))
         bayes = BayesSettings() if options.bayes else None
-        return reanalyze_pv(engine, out_dir, settings=settings, bayes=bayes)
+        return reanalyze_pv(engine, out_dir, settings=settings, bayes=bayes, render=render)
 
     def simulate(self, options: SimulateOptions, out: Any) -> None:
         from cuegap.designs.prompt_variance._cli import simulate_pv

@@ -168,16 +168,18 @@ class QADesign(Design):
         context, _template = self.report_context(data)
         pv = ("partials/_pv_section.html.j2",) if context.get("pv") else ()
         findings = ("partials/_qa_summary.html.j2", "partials/_qa_findings.html.j2", *pv)
-        return ReportSections(context, findings, ("partials/_qa_appendix.html.j2",))
+        return ReportSections(context, findings, ("partials/_qa_appendix.html.j2",),
+                              store=("partials/_store_provenance.html.j2",))  # fmt: skip
 
-    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions) -> Any:
+    def reanalyze(self, engine: Engine, out_dir: Path, options: AnalyzeOptions, *,
+                  render: bool = True) -> Any:  # fmt: skip
         from cuegap.designs import BayesSettings
         from cuegap.designs.qa._cli import qa_settings
         from cuegap.designs.qa._reanalysis import reanalyze_qa
 
         settings = qa_settings(options, seed=2026)
         bayes = BayesSettings() if options.bayes else None
-        return reanalyze_qa(engine, out_dir, settings=settings, bayes=bayes)
+        return reanalyze_qa(engine, out_dir, settings=settings, bayes=bayes, render=render)
 
     def simulate(self, options: SimulateOptions, out: Any) -> None:
         from cuegap.designs.qa._cli import simulate_qa

@@ -20,7 +20,7 @@ still found in several banks is quarantined as ambiguous.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -66,6 +66,8 @@ _LIMITS = {
 }
 _FACTOR_NAME, _FACTOR_VALUE = 50, 200
 _PREDICTED = 100
+# Readings are remembered for texts up to this length, in a memo emptied at this size.
+_MEMO_TEXT, _MEMO_SIZE = 2_048, 65_536
 
 
 @dataclass(slots=True)
@@ -77,6 +79,10 @@ class _QAItemInfo:
     choices: tuple[Choice, ...]
     context: str = ""
     cue: str = ""
+    roles: dict[int, str] = field(default_factory=dict)  # option index -> role
+
+    def __post_init__(self) -> None:
+        self.roles = {c.index: c.role for c in self.choices}
 
 
 def _same_text(a: str) -> str:
@@ -175,9 +181,14 @@ class _QABank:
         return found[0]
 
 
-def _answer(rec: QARecord, item: _QAItemInfo) -> QAParsed | tuple[str, str]:
+def _answer(
+    rec: QARecord, item: _QAItemInfo, memo: dict[tuple[str, int], QAParsed]
+) -> QAParsed | tuple[str, str]:
     """The chosen option: the runner's prediction when given (its reason then says whether
-    cuegap's reading of the text agrees, :func:`runner_note`), else the parsed text."""
+    cuegap's reading of the text agrees, :func:`runner_note`), else the parsed text.
+
+    ``memo`` keeps the readings of short texts per (text, item): the same reading as
+    :func:`parse_qa_answer`'s own memo, without hashing the item's options each time."""
     choices = item.choices
     if rec.predicted_index is not None:
         if not any(c.index == rec.predicted_index for c in choices):
@@ -197,7 +208,15 @@ def _answer(rec: QARecord, item: _QAItemInfo) -> QAParsed | tuple[str, str]:
                 f"{item.key!r} ({labels})"
             )
         return QAParsed(hit.index, "ok", runner_note(rec.response, choices, hit.index))
-    return parse_qa_answer(rec.response, choices)
+    key = (rec.response, item.id)
+    parsed = memo.get(key)
+    if parsed is None:
+        parsed = parse_qa_answer(rec.response, choices)
+        if len(key[0]) <= _MEMO_TEXT:
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            memo[key] = parsed
+    return parsed
 
 
 def _gold_problem(rec: QARecord, item: _QAItemInfo) -> str | None:
@@ -264,6 +283,7 @@ class QAResponseLoader(_ResponseLoader):
     """Streams one file of QA answers into the store (see the module docstring)."""
 
     qa_bank: _QABank | None = None
+    readings: dict[tuple[str, int], QAParsed] | None = None  # see _answer
     DIGESTS_RESPONSES = False  # its rows are in qa_response: the ledger reads them back
     # A large load builds qa_response's secondary indexes once at the end: kept up to date,
     # inserts in key order touch pages all over them, so each batch cost more as the store
@@ -285,9 +305,9 @@ class QAResponseLoader(_ResponseLoader):
         null, null_int = self.codec.null, self.codec.null_bool  # NULL markers (see _Codec)
         dumps, sort_keys, blake2b = orjson.dumps, orjson.OPT_SORT_KEYS, hashlib.blake2b
         with batch_transaction(self.engine) as (conn, unchecked):
-            if self.qa_bank is None:
-                self.qa_bank = _QABank(conn)
-            find = self.qa_bank.find
+            if self.qa_bank is None or self.readings is None:
+                self.qa_bank, self.readings = _QABank(conn), {}
+            find, memo = self.qa_bank.find, self.readings
             for rec in buf:
                 if isinstance(rec, Rejected):
                     if rec.field == REST_OF_FILE:
@@ -301,7 +321,7 @@ class QAResponseLoader(_ResponseLoader):
                 if problem is None:
                     gold = _gold_problem(rec, item)  # type: ignore[arg-type]
                     problem = None if gold is None else ("label", gold)
-                parsed = _answer(rec, item) if problem is None else None  # type: ignore[arg-type]
+                parsed = _answer(rec, item, memo) if problem is None else None  # type: ignore[arg-type]
                 if problem is None and isinstance(parsed, tuple):
                     problem = parsed
                 if problem is not None:
@@ -316,11 +336,7 @@ class QAResponseLoader(_ResponseLoader):
                 )
                 content = _hash16(f"{rec.response}\x1f{'' if predicted is None else predicted}")
                 index = parsed.index
-                role = (
-                    "unparsable"
-                    if index is None
-                    else next(c.role for c in item.choices if c.index == index)
-                )
+                role = "unparsable" if index is None else item.roles[index]
                 system_id = systems.get(rec.system)
                 if system_id is None:
                     system_id = self._system(conn, rec.system)

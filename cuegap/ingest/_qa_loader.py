@@ -236,6 +236,47 @@ def _gold_problem(rec: QARecord, item: _QAItemInfo) -> str | None:
     )
 
 
+def _plain(text: str) -> bool:
+    return text.isascii() and "\x00" not in text  # then text_problem(text) is None
+
+
+def _fits(rec: QARecord) -> bool:
+    """A quick sufficient condition for :func:`_check` to find nothing: plain ASCII strings
+    within their limits, integers where integers go. The common record passes it at a few
+    comparisons; any other is checked in full, so the reasons given do not change."""
+    system, response, bank, sample = rec.system, rec.response, rec.item_bank, rec.sample_id
+    index, label, gold, repeat = rec.predicted_index, rec.predicted_label, rec.gold, rec.repeat
+    if not (
+        type(system) is str
+        and type(response) is str
+        and (bank is None or (type(bank) is str and len(bank) <= _LIMITS["item_bank"]))
+        and (sample is None or (type(sample) is str and len(sample) <= _LIMITS["sample_id"]))
+        and len(system) <= _LIMITS["system"]
+        and (index is None or type(index) is int)
+        and (label is None or type(label) is str)
+        and (gold is None or type(gold) is int or type(gold) is str)
+        and type(repeat) is int
+        and 0 <= repeat <= 2**31 - 1
+        and _plain(system)
+        and _plain(response)
+        and (bank is None or _plain(bank))
+        and (sample is None or _plain(sample))
+    ):
+        return False
+    for name, value in rec.factors.items():
+        if not (
+            type(name) is str
+            and type(value) is str
+            and len(name) <= _FACTOR_NAME
+            and len(value) <= _FACTOR_VALUE
+            and value.strip()
+            and _plain(name)
+            and _plain(value)
+        ):
+            return False
+    return True
+
+
 def _check(rec: QARecord) -> tuple[str, str] | None:
     """Whether a record's values fit the store on every backend (see _validate)."""
     for name in ("system", "response", *_LIMITS):
@@ -314,7 +355,7 @@ class QAResponseLoader(_ResponseLoader):
                         s.incomplete = rec.reason
                     self._quarantine(quarantine, rec.line, rec.raw, rec.reason, rec.field)
                     continue
-                problem = _check(rec)
+                problem = None if _fits(rec) else _check(rec)
                 item = find(rec) if problem is None else None
                 if problem is None and isinstance(item, tuple):
                     problem = item

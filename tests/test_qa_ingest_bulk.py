@@ -2,9 +2,10 @@
 
 A large QA load on SQLite drops ``qa_response``'s secondary indexes and builds them once at
 the end, and takes the ids of a fully stored batch from the id range instead of looking the
-keys up. Both are forced on the small fixture (batches of 5, indexes deferred from the first
-record) and compared with a store loaded with neither, row for row, with the ledger checked
-by reading back.
+keys up. Its answers go to the driver as tuples, NULLs bound as the codec's markers. All of
+it is forced on the small fixture (batches of 5, indexes deferred from the first record) and
+compared with a store loaded with none of it (answers inserted through SQLAlchemy with real
+NULLs, every key looked up), row for row, with the ledger checked by reading back.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sqlalchemy import inspect, select, text
 
 import cuegap.ingest._pass as ingest_pass
 import cuegap.ingest._qa_loader as qa_loader
+import cuegap.ingest._qa_rows as qa_rows
 from cuegap.ingest import ingest_path
 from cuegap.schema import IngestBatch, ledger, make_engine, upgrade
 
@@ -51,15 +53,20 @@ def test_bulk_qa_load_stores_the_same(tmp_path, monkeypatch) -> None:
     upgrade(ordinary)
     # The ordinary path: indexes in place, every key looked up after the insert.
     monkeypatch.setattr(ingest_pass, "DEFER_INDEXES_MIN", 10**9)
-    monkeypatch.setattr(qa_loader, "_insert", lambda conn, rows, b: _lookup_only(conn, rows, b))
+    monkeypatch.setattr(qa_loader, "write_answers", _lookup_only)
     want = _load(ordinary, 5)
     monkeypatch.undo()
     bulk = make_engine(f"sqlite:///{tmp_path / 'bulk.db'}")
     upgrade(bulk)
     monkeypatch.setattr(ingest_pass, "DEFER_INDEXES_MIN", 0)
     lookups: list[int] = []
-    real = qa_loader._stored
-    monkeypatch.setattr(qa_loader, "_stored", lambda c, k: lookups.append(len(k)) or real(c, k))
+    real = qa_rows.stored_by_key
+
+    def counted(conn, table, key, cols, keys):
+        lookups.append(len(keys))
+        return real(conn, table, key, cols, keys)
+
+    monkeypatch.setattr(qa_rows, "stored_by_key", counted)
     per_file: list[int] = []
     got = _load(bulk, 5, lambda: per_file.append(sum(lookups)))
     assert got == want
@@ -75,17 +82,29 @@ def test_bulk_qa_load_stores_the_same(tmp_path, monkeypatch) -> None:
             assert ledger.latest_digest(conn, "batch", b) == ledger.object_digest(conn, "batch", b)
 
 
-def _lookup_only(conn, rows, batch_id):
-    from cuegap.ingest._concurrent import in_key_order
+def _lookup_only(conn, rows):
+    """The answers inserted through SQLAlchemy, NULL markers turned back into None."""
     from cuegap.ingest._loader import _insert_ignore
     from cuegap.schema import QAResponse
 
-    if rows:
-        conn.execute(
-            _insert_ignore(conn, QAResponse.__table__, ["response_key"]),
-            in_key_order(rows.values(), "response_key"),
-        )
-    return qa_loader._stored(conn, list(rows))
+    marks = {"predicted": 0, "parse_reason": 0, "sample_id": 0, "parsed_index": ""}
+    if conn.dialect.name != "sqlite":
+        marks = {}
+    dicts = []
+    for row in sorted(rows.values()):
+        d = dict(zip(qa_rows.QA_COLS, row, strict=True))
+        for col, mark in marks.items():
+            if type(d[col]) is type(mark) and d[col] == mark:
+                d[col] = None
+        dicts.append(d)
+    if dicts:
+        conn.execute(_insert_ignore(conn, QAResponse.__table__, ["response_key"]), dicts)
+    cols = ("id", "content_hash", "batch_id", "source_line")
+    found = qa_rows.stored_by_key(conn, QAResponse.__table__, "response_key", cols, list(rows))
+    return {
+        k: (r["id"], r["content_hash"], r["batch_id"], r["source_line"], r["source_path"])
+        for k, r in found.items()
+    }
 
 
 def test_qa_indexes_left_dropped_are_rebuilt(engine) -> None:

@@ -27,7 +27,9 @@ from sqlalchemy.exc import IntegrityError
 
 # Ids per ``IN (...)`` list: below SQLite's oldest default limit of 999 variables.
 _CHUNK = 900
-_PARENT_TABLES = frozenset(("run", "ingest_batch", "system", "item", "qa_item"))
+_PARENT_TABLES = frozenset(("run", "ingest_batch", "system", "item", "qa_item", "qa_response"))
+# Consecutive ids from this many on are checked with one ``BETWEEN`` (ids are unique).
+_RANGE = 64
 
 
 @contextmanager
@@ -76,8 +78,8 @@ def check_parents(conn: Connection, parents: dict[str, Collection[int]]) -> None
     conn : Connection
         The batch's connection, inside :func:`batch_transaction`.
     parents : dict
-        Parent table (``run``, ``ingest_batch``, ``system``, ``item``, ``qa_item``) ->
-        the ids the batch's rows refer to.
+        Parent table (``run``, ``ingest_batch``, ``system``, ``item``, ``qa_item``,
+        ``qa_response``) -> the ids the batch's rows refer to.
 
     Raises
     ------
@@ -90,19 +92,45 @@ def check_parents(conn: Connection, parents: dict[str, Collection[int]]) -> None
     for table, ids in parents.items():
         if table not in _PARENT_TABLES:
             raise ValueError(f"table must be one of {sorted(_PARENT_TABLES)}, but got {table!r}")
-        wanted = sorted(set(ids))
-        for i in range(0, len(wanted), _CHUNK):
-            part = wanted[i : i + _CHUNK]
+        ranges, single = _runs(sorted(set(ids)))
+        for lo, hi in ranges:
+            found = conn.exec_driver_sql(
+                f"SELECT count(*) FROM {table} WHERE id BETWEEN ? AND ?", (lo, hi)
+            ).scalar()
+            if found != hi - lo + 1:
+                _missing(table, [lo, hi])
+        for i in range(0, len(single), _CHUNK):
+            part = single[i : i + _CHUNK]
             marks = ", ".join("?" * len(part))
             found = conn.exec_driver_sql(
                 f"SELECT count(*) FROM {table} WHERE id IN ({marks})", tuple(part)
             ).scalar()
             if found != len(part):
-                raise IntegrityError(
-                    f"SELECT count(*) FROM {table} WHERE id IN (...)",
-                    part,
-                    ValueError(
-                        f"FOREIGN KEY constraint failed: a row of this batch refers to a "
-                        f"{table} id that is not stored (one of {part[:5]})"
-                    ),
-                )
+                _missing(table, part)
+
+
+def _runs(ids: list[int]) -> tuple[list[tuple[int, int]], list[int]]:
+    """Sorted distinct ids as ranges of at least ``_RANGE`` consecutive ids, and the rest
+    (a QA batch's answers are one range of new ids; its items and systems are not)."""
+    ranges: list[tuple[int, int]] = []
+    single: list[int] = []
+    start = 0
+    for i in range(1, len(ids) + 1):
+        if i == len(ids) or ids[i] != ids[i - 1] + 1:
+            if i - start >= _RANGE:
+                ranges.append((ids[start], ids[i - 1]))
+            else:
+                single.extend(ids[start:i])
+            start = i
+    return ranges, single
+
+
+def _missing(table: str, part: list[int]) -> None:
+    raise IntegrityError(
+        f"SELECT count(*) FROM {table} WHERE id IN (...)",
+        part,
+        ValueError(
+            f"FOREIGN KEY constraint failed: a row of this batch refers to a "
+            f"{table} id that is not stored (one of {part[:5]})"
+        ),
+    )

@@ -27,6 +27,7 @@ from sqlalchemy import insert, select, text, update
 from sqlalchemy.engine import Connection
 
 from cuegap.ingest import mac_conversation
+from cuegap.ingest._bulk import insert_rows
 from cuegap.ingest._concurrent import in_key_order, nothing_new_note
 from cuegap.ingest._conv_snapshot import SnapshotSettings
 from cuegap.ingest._guard import clean_run, refuse_foreign
@@ -229,7 +230,7 @@ class ConversationLoader(_IngestPass):
         with self.engine.begin() as conn:
             if rows:
                 ordered = in_key_order(rows.values(), "transcript_id")
-                _insert(conn, "conversation", _CONV_COLS, ordered, conflict="transcript_id")
+                insert_rows(conn, "conversation", _CONV_COLS, ordered, conflict="transcript_id")
             stored = _stored(conn, list(rows))
             opinions: list[tuple[Any, ...]] = []
             counted: list[tuple[int, tuple[int, int, int, int]]] = []
@@ -252,7 +253,7 @@ class ConversationLoader(_IngestPass):
                     rec = recs[tid]
                     self._quarantine(quarantine, rec.line, rec.raw, _conflict(rec, where), None)
             if opinions:  # counted in the same transaction: the tally never lags
-                _insert(conn, "conv_opinion", _OPINION_COLS, opinions)
+                insert_rows(conn, "conv_opinion", _OPINION_COLS, opinions)
                 conn.execute(insert(ConvTally), tally_rows(self.batch_id, counted))
             if quarantine:
                 conn.execute(
@@ -281,42 +282,6 @@ _CONV_COLS = (
 _OPINION_COLS = (
     "conversation_id", "round", "role", "agent_id", "opinion", "rationale", "retry_count",
 )  # fmt: skip
-
-
-def _insert(
-    conn: Connection,
-    table: str,
-    cols: tuple[str, ...],
-    rows: list[dict[str, Any]] | list[tuple[Any, ...]],
-    *,
-    conflict: str | None = None,
-) -> None:
-    """Insert rows (dicts by ``cols``, or tuples in ``cols`` order) through the driver:
-    SQLAlchemy's per-row parameter processing was a fifth of a conversation ingest. With
-    ``conflict``, rows whose key is stored already are skipped; without, PostgreSQL
-    takes the rows by COPY."""
-    if rows and isinstance(rows[0], dict):
-        rows = [tuple(row[c] for c in cols) for row in rows]  # type: ignore[index]
-    names = ", ".join(f'"{c}"' for c in cols)
-    cur = conn.connection.driver_connection.cursor()
-    try:
-        if conn.dialect.name == "postgresql" and conflict is None:
-            with cur.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-        elif conn.dialect.name == "postgresql":
-            marks = ", ".join(["%s"] * len(cols))
-            cur.executemany(
-                f"INSERT INTO {table} ({names}) VALUES ({marks}) "
-                f"ON CONFLICT ({conflict}) DO NOTHING",
-                rows,
-            )
-        else:
-            verb = "INSERT OR IGNORE" if conflict else "INSERT"
-            marks = ", ".join(["?"] * len(cols))
-            cur.executemany(f"{verb} INTO {table} ({names}) VALUES ({marks})", rows)
-    finally:
-        cur.close()
 
 
 def _agent_row(config_id: int, role: str, a: dict[str, Any]) -> dict[str, Any]:

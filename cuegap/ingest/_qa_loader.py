@@ -20,24 +20,33 @@ still found in several banks is quarantined as ambiguous.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
+from cuegap.ingest._batch_tx import batch_transaction, check_parents
 from cuegap.ingest._concurrent import in_key_order
 from cuegap.ingest._loader import (
     _hash16,
-    _insert_ignore,
     _resolve_quarantine,
     _ResponseLoader,
     _upsert_quarantine,
 )
 from cuegap.ingest._pass import _QA_SECONDARY
+from cuegap.ingest._qa_rows import (
+    ANSWER,
+    CONTENT,
+    ITEM,
+    LINE,
+    SYSTEM,
+    write_answers,
+    write_factors,
+    write_tally,
+)
 from cuegap.ingest._records import REST_OF_FILE, Rejected
-from cuegap.ingest._sql import stored_by_key
 from cuegap.ingest._validate import text_problem
 from cuegap.ingest.bbq_results import QARecord
 from cuegap.ingest.qa_agreement import runner_note
@@ -47,9 +56,6 @@ from cuegap.schema import (
     ItemBank,
     QAItem,
     QAOption,
-    QAResponse,
-    QAResponseFactor,
-    QATally,
     qa_tally_rows,
 )
 
@@ -60,6 +66,8 @@ _LIMITS = {
 }
 _FACTOR_NAME, _FACTOR_VALUE = 50, 200
 _PREDICTED = 100
+# Readings are remembered for texts up to this length, in a memo emptied at this size.
+_MEMO_TEXT, _MEMO_SIZE = 2_048, 65_536
 
 
 @dataclass(slots=True)
@@ -71,6 +79,10 @@ class _QAItemInfo:
     choices: tuple[Choice, ...]
     context: str = ""
     cue: str = ""
+    roles: dict[int, str] = field(default_factory=dict)  # option index -> role
+
+    def __post_init__(self) -> None:
+        self.roles = {c.index: c.role for c in self.choices}
 
 
 def _same_text(a: str) -> str:
@@ -169,9 +181,14 @@ class _QABank:
         return found[0]
 
 
-def _answer(rec: QARecord, item: _QAItemInfo) -> QAParsed | tuple[str, str]:
+def _answer(
+    rec: QARecord, item: _QAItemInfo, memo: dict[tuple[str, int], QAParsed]
+) -> QAParsed | tuple[str, str]:
     """The chosen option: the runner's prediction when given (its reason then says whether
-    cuegap's reading of the text agrees, :func:`runner_note`), else the parsed text."""
+    cuegap's reading of the text agrees, :func:`runner_note`), else the parsed text.
+
+    ``memo`` keeps the readings of short texts per (text, item): the same reading as
+    :func:`parse_qa_answer`'s own memo, without hashing the item's options each time."""
     choices = item.choices
     if rec.predicted_index is not None:
         if not any(c.index == rec.predicted_index for c in choices):
@@ -191,7 +208,15 @@ def _answer(rec: QARecord, item: _QAItemInfo) -> QAParsed | tuple[str, str]:
                 f"{item.key!r} ({labels})"
             )
         return QAParsed(hit.index, "ok", runner_note(rec.response, choices, hit.index))
-    return parse_qa_answer(rec.response, choices)
+    key = (rec.response, item.id)
+    parsed = memo.get(key)
+    if parsed is None:
+        parsed = parse_qa_answer(rec.response, choices)
+        if len(key[0]) <= _MEMO_TEXT:
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            memo[key] = parsed
+    return parsed
 
 
 def _gold_problem(rec: QARecord, item: _QAItemInfo) -> str | None:
@@ -209,6 +234,47 @@ def _gold_problem(rec: QARecord, item: _QAItemInfo) -> str | None:
         f"label {rec.gold!r} disagrees with the item bank's gold answer for item {item.key!r} "
         f"(option {gold.label}, index {item.gold}): the results and the bank do not match"
     )
+
+
+def _plain(text: str) -> bool:
+    return text.isascii() and "\x00" not in text  # then text_problem(text) is None
+
+
+def _fits(rec: QARecord) -> bool:
+    """A quick sufficient condition for :func:`_check` to find nothing: plain ASCII strings
+    within their limits, integers where integers go. The common record passes it at a few
+    comparisons; any other is checked in full, so the reasons given do not change."""
+    system, response, bank, sample = rec.system, rec.response, rec.item_bank, rec.sample_id
+    index, label, gold, repeat = rec.predicted_index, rec.predicted_label, rec.gold, rec.repeat
+    if not (
+        type(system) is str
+        and type(response) is str
+        and (bank is None or (type(bank) is str and len(bank) <= _LIMITS["item_bank"]))
+        and (sample is None or (type(sample) is str and len(sample) <= _LIMITS["sample_id"]))
+        and len(system) <= _LIMITS["system"]
+        and (index is None or type(index) is int)
+        and (label is None or type(label) is str)
+        and (gold is None or type(gold) is int or type(gold) is str)
+        and type(repeat) is int
+        and 0 <= repeat <= 2**31 - 1
+        and _plain(system)
+        and _plain(response)
+        and (bank is None or _plain(bank))
+        and (sample is None or _plain(sample))
+    ):
+        return False
+    for name, value in rec.factors.items():
+        if not (
+            type(name) is str
+            and type(value) is str
+            and len(name) <= _FACTOR_NAME
+            and len(value) <= _FACTOR_VALUE
+            and value.strip()
+            and _plain(name)
+            and _plain(value)
+        ):
+            return False
+    return True
 
 
 def _check(rec: QARecord) -> tuple[str, str] | None:
@@ -258,6 +324,7 @@ class QAResponseLoader(_ResponseLoader):
     """Streams one file of QA answers into the store (see the module docstring)."""
 
     qa_bank: _QABank | None = None
+    readings: dict[tuple[str, int], QAParsed] | None = None  # see _answer
     DIGESTS_RESPONSES = False  # its rows are in qa_response: the ledger reads them back
     # A large load builds qa_response's secondary indexes once at the end: kept up to date,
     # inserts in key order touch pages all over them, so each batch cost more as the store
@@ -271,121 +338,121 @@ class QAResponseLoader(_ResponseLoader):
         s = self.summary
         s.read += len(buf)
         quarantine: list[dict[str, Any]] = []
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, tuple[Any, ...]] = {}  # key -> row tuple in QA_COLS order
         factors: dict[str, dict[str, str]] = {}
         recs: dict[str, QARecord] = {}
         accounted: list[int] = []
-        batch_id = self.batch_id
-        with self.engine.begin() as conn:
-            if self.qa_bank is None:
-                self.qa_bank = _QABank(conn)
+        run_id, batch_id, systems = self.run_id, self.batch_id, self.systems
+        null, null_int = self.codec.null, self.codec.null_bool  # NULL markers (see _Codec)
+        dumps, sort_keys, blake2b = orjson.dumps, orjson.OPT_SORT_KEYS, hashlib.blake2b
+        with batch_transaction(self.engine) as (conn, unchecked):
+            if self.qa_bank is None or self.readings is None:
+                self.qa_bank, self.readings = _QABank(conn), {}
+            find, memo = self.qa_bank.find, self.readings
             for rec in buf:
                 if isinstance(rec, Rejected):
                     if rec.field == REST_OF_FILE:
                         s.incomplete = rec.reason
                     self._quarantine(quarantine, rec.line, rec.raw, rec.reason, rec.field)
                     continue
-                problem = _check(rec)
-                item = self.qa_bank.find(rec) if problem is None else None
+                problem = None if _fits(rec) else _check(rec)
+                item = find(rec) if problem is None else None
                 if problem is None and isinstance(item, tuple):
                     problem = item
                 if problem is None:
                     gold = _gold_problem(rec, item)  # type: ignore[arg-type]
                     problem = None if gold is None else ("label", gold)
-                parsed = _answer(rec, item) if problem is None else None  # type: ignore[arg-type]
+                parsed = _answer(rec, item, memo) if problem is None else None  # type: ignore[arg-type]
                 if problem is None and isinstance(parsed, tuple):
                     problem = parsed
                 if problem is not None:
                     self._quarantine(quarantine, rec.line, rec.raw, problem[1], problem[0])
                     continue
                 assert isinstance(item, _QAItemInfo) and isinstance(parsed, QAParsed)
-                fkey = orjson.dumps(rec.factors, option=orjson.OPT_SORT_KEYS).decode()
+                fkey = dumps(rec.factors, option=sort_keys).decode()
                 natural = f"{rec.system}\x1f{item.id}\x1f{fkey}\x1f{rec.repeat}"
-                key = hashlib.blake2b(
-                    natural.encode("utf-8", "surrogatepass"), digest_size=16
-                ).hexdigest()
+                key = blake2b(natural.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
                 predicted = (
                     rec.predicted_label if rec.predicted_index is None else rec.predicted_index
                 )
                 content = _hash16(f"{rec.response}\x1f{'' if predicted is None else predicted}")
-                role = (
-                    "unparsable"
-                    if parsed.index is None
-                    else next(c.role for c in item.choices if c.index == parsed.index)
+                index = parsed.index
+                role = "unparsable" if index is None else item.roles[index]
+                system_id = systems.get(rec.system)
+                if system_id is None:
+                    system_id = self._system(conn, rec.system)
+                reason, sample_id = parsed.reason, rec.sample_id
+                row = (
+                    key,
+                    content,
+                    run_id,
+                    batch_id,
+                    system_id,
+                    item.id,
+                    rec.repeat,
+                    rec.response,
+                    null if predicted is None else str(predicted)[:_PREDICTED],
+                    null_int if index is None else index,
+                    role,
+                    parsed.status,
+                    null if reason is None else reason,
+                    null if sample_id is None else sample_id,
+                    rec.line,
                 )
-                row = {
-                    "response_key": key,
-                    "content_hash": content,
-                    "run_id": self.run_id,
-                    "batch_id": batch_id,
-                    "system_id": self._system(conn, rec.system),
-                    "item_id": item.id,
-                    "repeat": rec.repeat,
-                    "raw_text": rec.response,
-                    "predicted": None if predicted is None else str(predicted)[:_PREDICTED],
-                    "parsed_index": parsed.index,
-                    "answer": role,
-                    "parse_status": parsed.status,
-                    "parse_reason": parsed.reason,
-                    "sample_id": rec.sample_id,
-                    "source_line": rec.line,
-                }
                 prev = rows.get(key)
                 if prev is None:
                     rows[key], factors[key], recs[key] = row, rec.factors, rec
-                elif prev["content_hash"] == content:
+                elif prev[CONTENT] == content:
                     s.duplicate += 1
                     accounted.append(rec.line)
                 else:
+                    where = f"line {prev[LINE]} of the same file"
                     self._quarantine(
-                        quarantine,
-                        rec.line,
-                        rec.raw,
-                        _conflict(f"line {prev['source_line']} of the same file"),
-                        "model_output",
+                        quarantine, rec.line, rec.raw, _conflict(where), "model_output"
                     )
-            stored = _insert(conn, rows, batch_id)
-            new_factors: list[dict[str, Any]] = []
+            stored = write_answers(conn, rows)
+            new_factors: list[tuple[int, str, str]] = []
             new_keys: list[str] = []
             for key, row in rows.items():
-                old = stored[key]
-                if old["batch_id"] == batch_id and old["source_line"] == row["source_line"]:
+                rid, old_content, old_batch, old_line, old_path = stored[key]
+                if old_batch == batch_id and old_line == row[LINE]:
                     s.stored += 1
                     new_keys.append(key)
-                    accounted.append(row["source_line"])
-                    new_factors += [
-                        {"response_id": old["id"], "name": n, "value": v}
-                        for n, v in sorted(factors[key].items())
-                    ]
-                elif old["content_hash"] == row["content_hash"]:
+                    accounted.append(row[LINE])
+                    new_factors += [(rid, n, v) for n, v in sorted(factors[key].items())]
+                elif old_content == row[CONTENT]:
                     s.duplicate += 1
-                    accounted.append(row["source_line"])
+                    accounted.append(row[LINE])
                 else:
                     where = (
-                        f"line {old['source_line']} of the same file"
-                        if old["batch_id"] == batch_id
-                        else f"the stored response from {old['source_path']} line "
-                        f"{old['source_line']}"
+                        f"line {old_line} of the same file"
+                        if old_batch == batch_id
+                        else f"the stored response from {old_path} line {old_line}"
                     )
                     self._quarantine(
-                        quarantine,
-                        row["source_line"],
-                        recs[key].raw,
-                        _conflict(where),
-                        "model_output",
+                        quarantine, row[LINE], recs[key].raw, _conflict(where), "model_output"
                     )
-            if new_factors:
-                conn.execute(QAResponseFactor.__table__.insert(), new_factors)
+            write_factors(conn, new_factors)
             if new_keys:  # counted in the same transaction: the tally never lags the answers
-                conn.execute(
-                    QATally.__table__.insert(),
-                    qa_tally_rows(
-                        batch_id, [rows[k] for k in new_keys], [factors[k] for k in new_keys]
-                    ),
-                )
+                counted = [
+                    {"system_id": r[SYSTEM], "item_id": r[ITEM], "answer": r[ANSWER]}
+                    for r in map(rows.__getitem__, new_keys)
+                ]
+                write_tally(conn, qa_tally_rows(batch_id, counted, map(factors.get, new_keys)))
             if quarantine:
                 conn.execute(
                     _upsert_quarantine(conn), in_key_order(quarantine, "source_sha256", "line_no")
+                )
+            if unchecked:  # every parent the batch's rows (factor and tally rows) refer to
+                check_parents(
+                    conn,
+                    {
+                        "run": (run_id,),
+                        "ingest_batch": (batch_id,),
+                        "system": {row[SYSTEM] for row in rows.values()},
+                        "qa_item": {row[ITEM] for row in rows.values()},
+                        "qa_response": {f[0] for f in new_factors},
+                    },
                 )
             if self.open_quarantine and accounted:
                 _resolve_quarantine(conn, self.sha, accounted, batch_id)
@@ -406,42 +473,3 @@ def _conflict(where: str) -> str:
         f"conflicts with {where}: same system, item, prompt factors and repeat but a "
         "different answer (give one a different 'repeat')"
     )
-
-
-def _insert(
-    conn: Connection, rows: dict[str, dict[str, Any]], batch_id: int
-) -> dict[str, dict[str, Any]]:
-    """Insert new answers; the stored row (id, batch, line, content hash) of every key.
-
-    On SQLite, when every row was inserted and the ids are one range after the previous
-    largest, row i of the insert has that id + 1 + i: no look-up. Otherwise (a re-ingest,
-    an overlap, PostgreSQL) the keys are looked up, which touches the unique index at random.
-    """
-    if not rows:
-        return {}
-    ordered = in_key_order(rows.values(), "response_key")
-    sqlite = conn.dialect.name == "sqlite"
-    top = select(func.coalesce(func.max(QAResponse.__table__.c.id), 0))
-    after = conn.execute(top).scalar_one() if sqlite else 0
-    res = conn.execute(_insert_ignore(conn, QAResponse.__table__, ["response_key"]), ordered)
-    if (
-        sqlite
-        and res.rowcount == len(ordered)
-        and conn.execute(top).scalar_one() == after + len(ordered)
-    ):
-        return {
-            row["response_key"]: {
-                "id": after + 1 + i,
-                "batch_id": batch_id,
-                "source_line": row["source_line"],
-                "content_hash": row["content_hash"],
-            }
-            for i, row in enumerate(ordered)
-        }
-    return _stored(conn, list(rows))
-
-
-def _stored(conn: Connection, keys: list[str]) -> dict[str, dict[str, Any]]:
-    """The stored rows (id, content hash, batch, line, source path) of response keys."""
-    cols = ("id", "content_hash", "batch_id", "source_line")
-    return stored_by_key(conn, QAResponse.__table__, "response_key", cols, keys)

@@ -14,6 +14,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
+from cuegap.ingest._bulk import KeyedTable, Stored, insert_keyed
 from cuegap.ingest._summary import utcnow
 from cuegap.schema import Quarantine, Response, Run, ledger, max_response_id, tally_new_responses
 
@@ -203,7 +204,7 @@ def _resolve_quarantine(conn: Connection, sha: str, lines: list[int], batch_id: 
         )
 
 
-_Stored = tuple[list[int], list[tuple[Any, ...]]]  # ids and their rows, in id order
+_Stored = Stored  # ids and their rows, in id order
 
 
 def _write_responses(
@@ -233,42 +234,7 @@ def _write_responses(
 def _insert_responses(
     conn: Connection, rows: Collection[tuple[Any, ...]], after_id: int
 ) -> tuple[int, _Stored | None]:
-    raw = conn.connection.driver_connection
-    cols = ", ".join(_RESPONSE_COLS)
-    if conn.dialect.name != "postgresql":
-        cur = raw.cursor()
-        try:
-            cur.executemany(_SQLITE_INSERT, rows)
-            inserted = cur.rowcount
-        finally:
-            cur.close()
-        # Every row stored and the ids one range: row i has id after_id + 1 + i (ids are
-        # the rowid, which grows by one per insert, and a write holds the whole store).
-        if inserted == 0:
-            return 0, ([], [])
-        if inserted == len(rows) and max_response_id(conn) == after_id + inserted:
-            return inserted, (list(range(after_id + 1, after_id + 1 + inserted)), list(rows))
-        return inserted, None
-    with raw.cursor() as cur:
-        cur.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS _response_stage ON COMMIT DELETE ROWS AS "
-            f"SELECT {cols} FROM response WITH NO DATA"
-        )
-        with cur.copy(f"COPY _response_stage ({cols}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-        # In key order: concurrent batches then lock their keys in one order, so that
-        # overlapping ingests wait for each other instead of deadlocking.
-        cur.execute(
-            f"INSERT INTO response ({cols}) SELECT {cols} FROM _response_stage "
-            "ORDER BY response_key ON CONFLICT (response_key) DO NOTHING "
-            "RETURNING id, response_key"
-        )
-        ids = dict((key, rid) for rid, key in cur.fetchall())
-        inserted = len(ids)
-        cur.execute("DELETE FROM _response_stage")
-    pairs = sorted(((ids[row[0]], row) for row in rows if row[0] in ids), key=lambda p: p[0])
-    return inserted, ([i for i, _ in pairs], [row for _, row in pairs])
+    return insert_keyed(conn, _RESPONSE_TABLE, rows, after_id)
 
 
 def _sqlite_value(col: str) -> str:
@@ -281,6 +247,7 @@ _SQLITE_INSERT = (
     f"INSERT OR IGNORE INTO response ({', '.join(_RESPONSE_COLS)}) "
     f"VALUES ({', '.join(_sqlite_value(c) for c in _RESPONSE_COLS)})"
 )
+_RESPONSE_TABLE = KeyedTable("response", _RESPONSE_COLS, _SQLITE_INSERT)
 
 
 def insert_bank(

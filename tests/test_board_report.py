@@ -237,3 +237,12 @@ def test_the_stores_data_tables_appear_once(board: dict) -> None:
     assert store > html.index('id="board-provenance"')
     for name in ("qa_results.jsonl", "responses_bbq.jsonl", "responses.jsonl"):
         assert html.count(f"/{name}</td>") == 1, name
+    # the store's table keeps what each design's own table showed: the runner of each file,
+    # as the store's runs table (read with SQL here) records it
+    engine = make_engine(board["url"])
+    with engine.connect() as conn:
+        runners = {r for (r,) in conn.execute(text("SELECT DISTINCT runner FROM run"))}
+    engine.dispose()
+    section = html[store:]
+    assert runners and all(f"<td>{r}" in section for r in runners), runners
+    assert "<th>runner</th><th>run started</th>" in section

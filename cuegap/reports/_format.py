@@ -56,6 +56,7 @@ def provenance_rows(data: Any) -> dict[str, list[dict[str, str]]]:
         and ``quarantine`` frames of :func:`cuegap.schema.provenance` (or its design's).
     """
     p = data.provenance
+    runners = _runners(getattr(p, "runs", None))
     return {
         "banks": [
             {
@@ -75,6 +76,7 @@ def provenance_rows(data: Any) -> dict[str, list[dict[str, str]]]:
                 "stored": f"{int(r.stored):,}",
                 "duplicate": f"{int(r.duplicate):,}",
                 "quarantined": f"{int(r.quarantined):,}",
+                **runners.get(_text(r.sha256), {"runner": "", "started": ""}),
             }
             for r in p.batches.itertuples()
         ],
@@ -88,6 +90,22 @@ def provenance_rows(data: Any) -> dict[str, list[dict[str, str]]]:
         ],
         "counted": counted_rows(p.batches),
     }
+
+
+def _runners(runs: pd.DataFrame | None) -> dict[str, dict[str, str]]:
+    """Each response file's runner (with its version) and run start, by the file's SHA-256.
+
+    Frames without runs (a design's own provenance) give none: the columns stay empty.
+    """
+    if runs is None or runs.empty or "runner" not in runs:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for r in runs.itertuples():
+        version = _text(getattr(r, "runner_version", None))
+        runner = _text(r.runner) + (f" {version}" if version else "")
+        started = "–" if pd.isna(r.started_at) else _date(r.started_at)
+        out.setdefault(_text(r.sha256), {"runner": runner, "started": started})
+    return out
 
 
 def counted_rows(batches: pd.DataFrame) -> list[dict[str, str]]:

@@ -202,19 +202,37 @@ def compare_records(old: pd.DataFrame, new: pd.DataFrame, *, z: float = 2.0) -> 
 
 
 def last_signed(engine: Engine, kinds: tuple[str, ...]) -> int | None:
-    """The analysis behind the newest signed report of an analysis of one of ``kinds``
-    (None when no such report was signed)."""
-    stmt = (
-        select(Report.analysis_id)
+    """The analysis of one of ``kinds`` behind the newest signed report that shows one
+    (None when no such report was signed).
+
+    A report shows the analysis it is registered under and, for a board report, every
+    other design's analysis it lists with its content digest
+    (:func:`cuegap.compliance.listed_analyses`): signing a board report signs each
+    design's part of it.
+    """
+    from cuegap.compliance import listed_analyses
+
+    signed = (
+        select(Report.id, Report.analysis_id, SignOff.seq)
         .join(SignOff, SignOff.report_id == Report.id)
-        .join(Analysis, Analysis.id == Report.analysis_id)
-        .where(Analysis.kind.in_(kinds))
         .order_by(SignOff.seq.desc())
-        .limit(1)
     )
     with engine.connect() as conn:
-        found = conn.execute(stmt).scalar()
-    return None if found is None else int(found)
+        seen: set[int] = set()
+        for report_id, analysis_id, _seq in conn.execute(signed):
+            if report_id in seen:
+                continue
+            seen.add(report_id)
+            html = conn.execute(select(Report.html).where(Report.id == report_id)).scalar()
+            shown = [int(analysis_id), *sorted(listed_analyses(html), reverse=True)]
+            found = conn.execute(
+                select(Analysis.id, Analysis.kind).where(Analysis.id.in_(shown))
+            ).all()
+            kind_of = {int(i): k for i, k in found}
+            for a in shown:
+                if kind_of.get(a) in kinds:
+                    return a
+    return None
 
 
 def changes_since_signed(engine: Engine, analysis_id: int) -> pd.DataFrame | None:

@@ -194,7 +194,9 @@ def test_reanalyze_of_two_designs_publishes_one_board_report(store: dict) -> Non
         line.strip() for line in run.output.splitlines()
     }
     html = next((root / "v3").glob("*.html")).read_text("utf-8")
-    # the signed board is registered under the prompt-variance analysis: that design's
-    # "what changed" follows its verdict page, its id prefixed
+    # the signed board is registered under the prompt-variance analysis and lists the QA
+    # one: signing it signed both parts, so each design's "what changed" follows its
+    # verdict page, its id prefixed
     assert 'id="prompt-variance-changes"' in html
+    assert 'id="qa-changes"' in html
     assert html.count('class="board-row"') == 2

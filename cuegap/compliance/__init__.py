@@ -24,6 +24,7 @@ from cuegap.compliance._registry import (
     RegisteredReport,
     file_sha256,
     find_report,
+    listed_analyses,
     register_report,
     sha256_bytes,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "find_report",
     "generate_key",
     "key_id",
+    "listed_analyses",
     "load_pem",
     "raw_public",
     "read_witness",

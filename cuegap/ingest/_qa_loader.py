@@ -254,6 +254,49 @@ def _check(rec: QARecord) -> tuple[str, str] | None:
     return None
 
 
+@dataclass(slots=True)
+class QAJudged:
+    """A QA answer that fits the store: its natural key, content hash, item, parsed answer,
+    the runner's prediction and the role of the chosen option (or ``unparsable``)."""
+
+    key: str
+    content: str
+    item: _QAItemInfo
+    parsed: QAParsed
+    predicted: int | str | None
+    role: str
+
+
+def judge(rec: QARecord, bank: _QABank) -> QAJudged | tuple[str, str]:
+    """Check a record, join it to its item and parse its answer, or say why it cannot be
+    stored (``(field, reason)``): the part of the loader that reads no stored answer, run
+    as it is by ``cuegap ingest`` and by ``cuegap count``'s partition parser."""
+    problem = _check(rec)
+    item = bank.find(rec) if problem is None else None
+    if problem is None and isinstance(item, tuple):
+        problem = item
+    if problem is None:
+        gold = _gold_problem(rec, item)  # type: ignore[arg-type]
+        problem = None if gold is None else ("label", gold)
+    parsed = _answer(rec, item) if problem is None else None  # type: ignore[arg-type]
+    if problem is None and isinstance(parsed, tuple):
+        problem = parsed
+    if problem is not None:
+        return problem
+    assert isinstance(item, _QAItemInfo) and isinstance(parsed, QAParsed)
+    fkey = orjson.dumps(rec.factors, option=orjson.OPT_SORT_KEYS).decode()
+    natural = f"{rec.system}\x1f{item.id}\x1f{fkey}\x1f{rec.repeat}"
+    key = hashlib.blake2b(natural.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    predicted = rec.predicted_label if rec.predicted_index is None else rec.predicted_index
+    content = _hash16(f"{rec.response}\x1f{'' if predicted is None else predicted}")
+    role = (
+        "unparsable"
+        if parsed.index is None
+        else next(c.role for c in item.choices if c.index == parsed.index)
+    )
+    return QAJudged(key, content, item, parsed, predicted, role)
+
+
 class QAResponseLoader(_ResponseLoader):
     """Streams one file of QA answers into the store (see the module docstring)."""
 
@@ -285,34 +328,12 @@ class QAResponseLoader(_ResponseLoader):
                         s.incomplete = rec.reason
                     self._quarantine(quarantine, rec.line, rec.raw, rec.reason, rec.field)
                     continue
-                problem = _check(rec)
-                item = self.qa_bank.find(rec) if problem is None else None
-                if problem is None and isinstance(item, tuple):
-                    problem = item
-                if problem is None:
-                    gold = _gold_problem(rec, item)  # type: ignore[arg-type]
-                    problem = None if gold is None else ("label", gold)
-                parsed = _answer(rec, item) if problem is None else None  # type: ignore[arg-type]
-                if problem is None and isinstance(parsed, tuple):
-                    problem = parsed
-                if problem is not None:
-                    self._quarantine(quarantine, rec.line, rec.raw, problem[1], problem[0])
+                judged = judge(rec, self.qa_bank)
+                if isinstance(judged, tuple):
+                    self._quarantine(quarantine, rec.line, rec.raw, judged[1], judged[0])
                     continue
-                assert isinstance(item, _QAItemInfo) and isinstance(parsed, QAParsed)
-                fkey = orjson.dumps(rec.factors, option=orjson.OPT_SORT_KEYS).decode()
-                natural = f"{rec.system}\x1f{item.id}\x1f{fkey}\x1f{rec.repeat}"
-                key = hashlib.blake2b(
-                    natural.encode("utf-8", "surrogatepass"), digest_size=16
-                ).hexdigest()
-                predicted = (
-                    rec.predicted_label if rec.predicted_index is None else rec.predicted_index
-                )
-                content = _hash16(f"{rec.response}\x1f{'' if predicted is None else predicted}")
-                role = (
-                    "unparsable"
-                    if parsed.index is None
-                    else next(c.role for c in item.choices if c.index == parsed.index)
-                )
+                key, content, item, parsed = judged.key, judged.content, judged.item, judged.parsed
+                predicted, role = judged.predicted, judged.role
                 row = {
                     "response_key": key,
                     "content_hash": content,

@@ -181,7 +181,8 @@ def test_spark_counts_equal_qa_ingest(spark, files, urls, tmp_path: Path) -> Non
 
 
 def test_count_command_finds_the_qa_design_from_its_files(spark, files, tmp_path: Path) -> None:
-    """Without ``--design``, the design whose reader reads the files counts them."""
+    """Without ``--design``, the design whose reader reads the files counts them; ``status``
+    reads the counted answers from the tally."""
     bank, paths = files
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     _cli(url, "ingest", str(bank))
@@ -189,4 +190,6 @@ def test_count_command_finds_the_qa_design_from_its_files(spark, files, tmp_path
     assert "bad_results.jsonl (bbq-results): read 15 = stored 3 + duplicate 2 + quarantined 10" in (
         out
     )
+    status = _cli(url, "status")  # read from the tally: the answers are not stored
+    assert "1,539 QA answers" in status and "QA design: answers per system" in status
     _cli(url, "analyze")  # the store holds the QA design's tally, and nothing else

@@ -144,7 +144,8 @@ def count(
     if engine != "spark":
         raise _fail(f"--engine: unknown counting engine {engine!r}; known engines: spark")
     settings = _settings(conf or [])
-    _check_local(paths, None)  # missing files and folders, before a design is chosen
+    if design is None:  # missing files and folders, before the files choose the design
+        _check_local(paths, None)
     chosen = _counting_design(design, paths)
     _check_local(paths, chosen.spark_counting().reader)
     if (problem := spark_problem()) is not None:

@@ -182,7 +182,8 @@ def test_spark_counts_equal_qa_ingest(spark, files, urls, tmp_path: Path) -> Non
 
 def test_count_command_finds_the_qa_design_from_its_files(spark, files, tmp_path: Path) -> None:
     """Without ``--design``, the design whose reader reads the files counts them; ``status``
-    reads the counted answers from the tally."""
+    reads the counted answers from the tally, and the report's provenance lists the counted
+    files."""
     bank, paths = files
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     _cli(url, "ingest", str(bank))
@@ -193,3 +194,6 @@ def test_count_command_finds_the_qa_design_from_its_files(spark, files, tmp_path
     status = _cli(url, "status")  # read from the tally: the answers are not stored
     assert "1,539 QA answers" in status and "QA design: answers per system" in status
     _cli(url, "analyze")  # the store holds the QA design's tally, and nothing else
+    _cli(url, "report", "--format", "html", "--out", str(tmp_path / "report"))
+    html = next((tmp_path / "report").glob("*.html")).read_text()
+    assert "Raw lines stay in the lake: 2 file(s) were counted" in html  # its provenance

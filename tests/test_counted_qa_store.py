@@ -70,3 +70,44 @@ def test_counted_qa_rows_survive_compaction_and_verify(url: str, tmp_path: Path)
     with engine.connect() as conn:
         assert get("qa").tally_problems(conn) == []
     engine.dispose()
+
+
+def test_count_notes_answers_to_items_without_a_target(tmp_path: Path) -> None:
+    """Two counted answers to a BBQ item whose options have no target (the fixture's
+    banks hold such items), five to an item with one: the note names the two, which a QA
+    analysis of a counted store leaves out."""
+    from cuegap.designs import get
+    from cuegap.ingest import expand_path, ingest_order, ingest_path, qa_count_notes
+    from cuegap.ingest._count_store import write_counts
+    from cuegap.ingest._spark_count import FileCount, SparkCounts
+    from cuegap.schema import QAOption
+
+    fix = Path(__file__).parent / "fixtures" / "bbq_family"
+    engine = make_engine(f"sqlite:///{tmp_path / 'bbq.db'}")
+    upgrade(engine)
+    banks = [f for p in (fix / "BBQ", fix / "ImplicitBBQ") for f in expand_path(p)[0]]
+    for f in ingest_order(banks):
+        if "data" in f.parts:  # the item banks only
+            ingest_path(engine, f)
+    o = QAOption.__table__.c
+    with engine.connect() as conn:
+        untargeted = conn.execute(select(o.item_id).where(o.role == "unresolved")).scalars()
+        untargeted = sorted(set(untargeted))
+        targeted = conn.execute(
+            select(o.item_id).where(o.role == "target", o.item_id.notin_(untargeted))
+        ).scalars()
+        targeted = sorted(set(targeted))
+    assert untargeted and targeted
+    keys = [
+        ((0, ("gpt-4o", untargeted[0], "zero-shot", "unresolved")), 2),
+        ((0, ("gpt-4o", targeted[0], "zero-shot", "target")), 5),
+    ]
+    counted = FileCount(0, URL, sha256="ef" * 32, size=9, read=7, stored=7, systems=["gpt-4o"])
+    [summary] = write_counts(
+        engine, get("qa").spark_counting(), SparkCounts([counted], keys, "3.5.0"), sample=10
+    )
+    with engine.connect() as conn:
+        notes = qa_count_notes(conn, [summary.batch_id])
+        assert qa_count_notes(conn, [summary.batch_id + 1]) == []  # another batch: nothing
+    assert len(notes) == 1 and notes[0].startswith("note: 2 counted answer(s) are to BBQ items")
+    engine.dispose()

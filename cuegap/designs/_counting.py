@@ -41,6 +41,10 @@ class Counting:
         words of the design's loader); None gives the dilemma loader's reason.
     conflict_field : str
         The field such a conflict is quarantined under, as the design's loader names it.
+    notes : callable, optional
+        ``notes(conn, batch_ids)``: what the design's analyses of the files just counted
+        (their ingest batches) cannot see because the responses are not stored, one line
+        each, for ``cuegap count`` to print; None when they see everything.
     """
 
     tally: str
@@ -50,3 +54,4 @@ class Counting:
     parse: Callable[[Iterable[bytes], str, Any], Iterator[tuple[Any, ...]]]
     conflict: Callable[[str], str] | None = None
     conflict_field: str = "response"
+    notes: Callable[[Any, list[int]], list[str]] | None = None

@@ -16,6 +16,7 @@ from cuegap.ingest._qa_count_parse import (
     parse_qa_lines,
     qa_conflict_reason,
     qa_count_context,
+    qa_count_notes,
 )
 from cuegap.ingest._qa_loader import QAResponseLoader
 from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, ResponseStream, RunInfo
@@ -59,6 +60,7 @@ __all__ = [
     "parse_qa_lines",
     "qa_conflict_reason",
     "qa_count_context",
+    "qa_count_notes",
     "recount_problems",
     "recover_interrupted",
     "start_spark",

@@ -103,7 +103,8 @@ def count_files(
     sample : int
         Quarantined lines kept per file.
     report : callable, optional
-        Called with a line of progress.
+        Called with a line of progress, and with each of the design's notes on what its
+        analyses cannot see of counted files (``counting.notes``).
 
     Returns
     -------
@@ -131,7 +132,12 @@ def count_files(
     finally:
         if own:
             spark.stop()
-    return write_counts(engine, counting, result, sample=sample)
+    summaries = write_counts(engine, counting, result, sample=sample)
+    if counting.notes is not None and report is not None:
+        with engine.connect() as conn:
+            for line in counting.notes(conn, [s.batch_id for s in summaries]):
+                report(line)
+    return summaries
 
 
 def write_counts(

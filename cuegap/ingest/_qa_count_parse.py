@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
 from cuegap.ingest import bbq_results
 from cuegap.ingest._guard import clean_run
 from cuegap.ingest._qa_loader import _conflict, _QABank, judge
 from cuegap.ingest._records import Rejected
+from cuegap.schema import QAOption, QATally
 
 #: The field a conflicting QA answer is quarantined under, as the QA loader names it.
 QA_CONFLICT_FIELD = "model_output"
@@ -79,3 +81,38 @@ def parse_qa_lines(
             continue
         key = (rec.system, judged.item.id, rec.factors.get("strategy"), judged.role)
         yield ("record", judged.key, judged.content, rec.line, key, rec.raw)
+
+
+def qa_count_notes(conn: Connection, batch_ids: list[int]) -> list[str]:
+    """What a QA analysis of counted files cannot see: answers to BBQ items without a
+    target, which :func:`cuegap.schema.qa_counts` counts from the stored answers (by which
+    person was chosen), while the tally keeps only the chosen option's role.
+
+    Parameters
+    ----------
+    conn : Connection
+        A connection to the store the files were counted into.
+    batch_ids : list of int
+        The ingest batches of the counted files.
+
+    Returns
+    -------
+    list of str
+        One line per thing left out; empty when nothing is.
+    """
+    if not batch_ids:
+        return []
+    t, o = QATally.__table__.c, QAOption.__table__.c
+    untargeted = select(o.item_id).where(o.role == "unresolved")
+    n = conn.execute(
+        select(func.coalesce(func.sum(t.n), 0)).where(
+            t.batch_id.in_(batch_ids), t.item_id.in_(untargeted)
+        )
+    ).scalar_one()
+    if not n:
+        return []
+    return [
+        f"note: {int(n):,} counted answer(s) are to BBQ items without a target; a QA "
+        "analysis counts those from stored answers, so it leaves them out: ingest these "
+        "files to include them"
+    ]

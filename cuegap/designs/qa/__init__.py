@@ -93,6 +93,7 @@ class QADesign(Design):
             parse_qa_lines,
             qa_conflict_reason,
             qa_count_context,
+            qa_count_notes,
         )
         from cuegap.schema import QA_TALLY_KEYS, QATally
 
@@ -104,6 +105,7 @@ class QADesign(Design):
             parse=parse_qa_lines,
             conflict=qa_conflict_reason,
             conflict_field=QA_CONFLICT_FIELD,
+            notes=qa_count_notes,
         )
 
     def settings_type(self) -> type:

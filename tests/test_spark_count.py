@@ -194,11 +194,18 @@ def test_count_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     for args, message in (
         (["--engine", "duckdb", "x.jsonl"], "unknown counting engine 'duckdb'"),
-        (["--design", "qa", "x.jsonl"], "design 'qa' cannot be counted on Spark yet"),
+        (
+            ["--design", "prompt-variance", "x.jsonl"],
+            "design 'prompt-variance' cannot be counted on Spark yet",
+        ),
         (["--conf", "novalue", "x.jsonl"], "--conf takes KEY=VALUE"),
         (["x.jsonl"], "x.jsonl: no such file"),
         ([str(tmp_path)], "a folder (name its files)"),
-        ([str(DATA / "tiny_bank.json")], "counting on Spark reads generic files"),
+        (
+            ["--design", "dilemma", str(DATA / "tiny_bank.json")],
+            "counting on Spark reads generic files",
+        ),
+        ([str(DATA / "tiny_bank.json")], "designs counted on Spark: dilemma, qa"),
     ):
         out = runner.invoke(app, ["--db", url, "count", *args], env={"COLUMNS": "200"})
         assert out.exit_code == 2 and message in out.output, out.output

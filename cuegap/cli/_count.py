@@ -13,8 +13,9 @@ from cuegap.cli.common import _engine, _fail, console, friendly
 from cuegap.terminal import safe
 
 
-def _counting_design(requested: str | None):
-    """The design to count for: ``requested``, or the only one that can be counted."""
+def _counting_design(requested: str | None, paths: list[str]):
+    """The design to count for: ``requested``, else the only one that can be counted, else
+    the one whose counting reader reads the local files given."""
     from cuegap.designs import get, registered
 
     if requested is not None:
@@ -23,10 +24,35 @@ def _counting_design(requested: str | None):
             raise ValueError(f"design {requested!r} cannot be counted on Spark yet")
         return design
     able = [d for d in registered().values() if d.spark_counting() is not None]
+    if len(able) > 1:
+        found = _local_readers(paths)
+        fitting = [d for d in able if d.spark_counting().reader in found]
+        able = fitting if len(fitting) == 1 else able
     if len(able) != 1:
         names = ", ".join(d.name for d in able) or "none"
         raise ValueError(f"name the design with --design; designs counted on Spark: {names}")
     return able[0]
+
+
+def _local_readers(paths: list[str]) -> set[str]:
+    """The readers that detect the given local files (URLs and Parquet files tell none)."""
+    from pathlib import Path
+
+    from cuegap.ingest.registry import detect_reader
+
+    found = set()
+    for given in paths:
+        path = Path(given)
+        if "://" in given or not path.is_file():
+            continue
+        with path.open("rb") as fh:
+            if fh.read(4) == b"PAR1":
+                continue
+        try:
+            found.add(detect_reader(path).name)
+        except ValueError:
+            continue
+    return found
 
 
 def spark_problem() -> str | None:
@@ -51,9 +77,10 @@ def _settings(pairs: list[str]) -> dict[str, str]:
     return conf
 
 
-def _check_local(paths: list[str], reader: str) -> None:
+def _check_local(paths: list[str], reader: str | None) -> None:
     """Refuse, before Spark starts, a local path that is missing, a folder, or a file of
-    another format than the design's counting reads (URLs are left to Spark)."""
+    another format than the design's counting reads (URLs are left to Spark; no format
+    check when ``reader`` is None)."""
     from pathlib import Path
 
     from cuegap.ingest.registry import detect_reader
@@ -68,6 +95,8 @@ def _check_local(paths: list[str], reader: str) -> None:
         with path.open("rb") as fh:
             if fh.read(4) == b"PAR1":  # Parquet: its columns are the reader's JSONL fields
                 continue
+        if reader is None:
+            continue
         found = detect_reader(path).name
         if found != reader:
             raise ValueError(f"{given}: a {found} file; counting on Spark reads {reader} files")
@@ -88,7 +117,8 @@ def count(
     design: Annotated[
         str | None,
         typer.Option(
-            "--design", help="Study design of the files (default: the only one Spark counts)."
+            "--design",
+            help="Study design of the files (default: the one whose reader reads them).",
         ),
     ] = None,
     master: Annotated[
@@ -113,8 +143,10 @@ def count(
     """
     if engine != "spark":
         raise _fail(f"--engine: unknown counting engine {engine!r}; known engines: spark")
-    chosen = _counting_design(design)
     settings = _settings(conf or [])
+    if design is None:  # missing files and folders, before the files choose the design
+        _check_local(paths, None)
+    chosen = _counting_design(design, paths)
     _check_local(paths, chosen.spark_counting().reader)
     if (problem := spark_problem()) is not None:
         raise _fail(problem)

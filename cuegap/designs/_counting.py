@@ -35,6 +35,16 @@ class Counting:
         ``("quarantine", line, field, reason, raw)`` or
         ``("record", natural_key, content_hash, line, tally_key, raw)``. It runs exactly
         the reader and answer parsing that ``cuegap ingest`` runs.
+    conflict : callable, optional
+        ``conflict(where)``: the reason a record is quarantined with when its natural key
+        was counted before with other content (``where`` names that first line, in the
+        words of the design's loader); None gives the dilemma loader's reason.
+    conflict_field : str
+        The field such a conflict is quarantined under, as the design's loader names it.
+    notes : callable, optional
+        ``notes(conn, batch_ids)``: what the design's analyses of the files just counted
+        (their ingest batches) cannot see because the responses are not stored, one line
+        each, for ``cuegap count`` to print; None when they see everything.
     """
 
     tally: str
@@ -42,3 +52,6 @@ class Counting:
     reader: str
     context: Callable[[Any], Any]
     parse: Callable[[Iterable[bytes], str, Any], Iterator[tuple[Any, ...]]]
+    conflict: Callable[[str], str] | None = None
+    conflict_field: str = "response"
+    notes: Callable[[Any, list[int]], list[str]] | None = None

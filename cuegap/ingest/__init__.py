@@ -11,6 +11,13 @@ from cuegap.ingest._count_store import QUARANTINE_SAMPLE, count_files, start_spa
 from cuegap.ingest._loader import IngestSummary, file_sha256, ingest_dilemma_bank, ingest_path
 from cuegap.ingest._plan import ingest_order, with_system
 from cuegap.ingest._qa_bank import ingest_qa_bank
+from cuegap.ingest._qa_count_parse import (
+    QA_CONFLICT_FIELD,
+    parse_qa_lines,
+    qa_conflict_reason,
+    qa_count_context,
+    qa_count_notes,
+)
 from cuegap.ingest._qa_loader import QAResponseLoader
 from cuegap.ingest._records import IngestError, Rejected, ResponseRecord, ResponseStream, RunInfo
 from cuegap.ingest._recover import recover_interrupted
@@ -25,6 +32,7 @@ from cuegap.ingest.registry import (
 )
 
 __all__ = [
+    "QA_CONFLICT_FIELD",
     "QUARANTINE_SAMPLE",
     "READERS",
     "ConversationLoader",
@@ -49,6 +57,10 @@ __all__ = [
     "ingest_qa_bank",
     "known_formats",
     "parse_dilemma_lines",
+    "parse_qa_lines",
+    "qa_conflict_reason",
+    "qa_count_context",
+    "qa_count_notes",
     "recount_problems",
     "recover_interrupted",
     "start_spark",

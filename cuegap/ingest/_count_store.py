@@ -103,7 +103,8 @@ def count_files(
     sample : int
         Quarantined lines kept per file.
     report : callable, optional
-        Called with a line of progress.
+        Called with a line of progress, and with each of the design's notes on what its
+        analyses cannot see of counted files (``counting.notes``).
 
     Returns
     -------
@@ -131,7 +132,12 @@ def count_files(
     finally:
         if own:
             spark.stop()
-    return write_counts(engine, counting, result, sample=sample)
+    summaries = write_counts(engine, counting, result, sample=sample)
+    if counting.notes is not None and report is not None:
+        with engine.connect() as conn:
+            for line in counting.notes(conn, [s.batch_id for s in summaries]):
+                report(line)
+    return summaries
 
 
 def write_counts(
@@ -153,6 +159,7 @@ def write_counts(
         seen[f.sha256] = f.path
     token = uuid.uuid4().hex  # which batches one count resolved duplicates across
     table = SQLModel.metadata.tables[counting.tally]
+    conflict = counting.conflict or conflict_reason
     with engine.begin() as conn:
         ledger.lock_ledger(conn)  # SQLite: the write lock before anything is read
         for f in result.files:
@@ -175,7 +182,7 @@ def write_counts(
                 "count": token,
             }
             sources.append(counted.source)
-            _write_file(conn, counted, f, result.engine_version, sources, systems)
+            _write_file(conn, counted, f, result.engine_version, sources, systems, conflict)
             done.append(counted)
         rows = []
         for (i, key), n in sorted(result.tally, key=lambda t: (t[0][0], repr(t[0][1]))):
@@ -195,6 +202,7 @@ def _write_file(
     version: str,
     sources: list[str],
     systems: dict[str, int],
+    conflict: Callable[[str], str],
 ) -> None:
     """One counted file's run, batch (completed, with its counts) and quarantine sample."""
     done.sha, done.info = f.sha256, f.run
@@ -240,7 +248,7 @@ def _write_file(
     for line, fld, reason, raw in f.sample:
         if isinstance(reason, tuple):  # a conflict: name the line it conflicts with
             _line, where, first_file, first_line, _raw = reason
-            reason = conflict_reason(
+            reason = conflict(
                 f"line {first_line} of the same file"
                 if where == "line"
                 else f"the stored response from {sources[first_file]} line {first_line}"

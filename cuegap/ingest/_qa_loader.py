@@ -320,6 +320,50 @@ def _check(rec: QARecord) -> tuple[str, str] | None:
     return None
 
 
+@dataclass(slots=True)
+class QAJudged:
+    """A QA answer that fits the store: its natural key, content hash, item, parsed answer,
+    the runner's prediction and the role of the chosen option (or ``unparsable``)."""
+
+    key: str
+    content: str
+    item: _QAItemInfo
+    parsed: QAParsed
+    predicted: int | str | None
+    role: str
+
+
+def judge(
+    rec: QARecord, bank: _QABank, memo: dict[tuple[str, int], QAParsed] | None = None
+) -> QAJudged | tuple[str, str]:
+    """Check a record, join it to its item and parse its answer, or say why it cannot be
+    stored (``(field, reason)``): the part of the loader that reads no stored answer, run
+    as it is by ``cuegap ingest`` and by ``cuegap count``'s partition parser.
+
+    ``memo`` keeps the readings of texts per (text, item) across calls (:func:`_answer`);
+    a fresh one is used when it is not given."""
+    problem = None if _fits(rec) else _check(rec)
+    item = bank.find(rec) if problem is None else None
+    if problem is None and isinstance(item, tuple):
+        problem = item
+    if problem is None:
+        gold = _gold_problem(rec, item)  # type: ignore[arg-type]
+        problem = None if gold is None else ("label", gold)
+    parsed = _answer(rec, item, {} if memo is None else memo) if problem is None else None  # type: ignore[arg-type]
+    if problem is None and isinstance(parsed, tuple):
+        problem = parsed
+    if problem is not None:
+        return problem
+    assert isinstance(item, _QAItemInfo) and isinstance(parsed, QAParsed)
+    fkey = orjson.dumps(rec.factors, option=orjson.OPT_SORT_KEYS).decode()
+    natural = f"{rec.system}\x1f{item.id}\x1f{fkey}\x1f{rec.repeat}"
+    key = hashlib.blake2b(natural.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    predicted = rec.predicted_label if rec.predicted_index is None else rec.predicted_index
+    content = _hash16(f"{rec.response}\x1f{'' if predicted is None else predicted}")
+    role = "unparsable" if parsed.index is None else item.roles[parsed.index]
+    return QAJudged(key, content, item, parsed, predicted, role)
+
+
 class QAResponseLoader(_ResponseLoader):
     """Streams one file of QA answers into the store (see the module docstring)."""
 
@@ -344,40 +388,22 @@ class QAResponseLoader(_ResponseLoader):
         accounted: list[int] = []
         run_id, batch_id, systems = self.run_id, self.batch_id, self.systems
         null, null_int = self.codec.null, self.codec.null_bool  # NULL markers (see _Codec)
-        dumps, sort_keys, blake2b = orjson.dumps, orjson.OPT_SORT_KEYS, hashlib.blake2b
         with batch_transaction(self.engine) as (conn, unchecked):
             if self.qa_bank is None or self.readings is None:
                 self.qa_bank, self.readings = _QABank(conn), {}
-            find, memo = self.qa_bank.find, self.readings
+            memo = self.readings
             for rec in buf:
                 if isinstance(rec, Rejected):
                     if rec.field == REST_OF_FILE:
                         s.incomplete = rec.reason
                     self._quarantine(quarantine, rec.line, rec.raw, rec.reason, rec.field)
                     continue
-                problem = None if _fits(rec) else _check(rec)
-                item = find(rec) if problem is None else None
-                if problem is None and isinstance(item, tuple):
-                    problem = item
-                if problem is None:
-                    gold = _gold_problem(rec, item)  # type: ignore[arg-type]
-                    problem = None if gold is None else ("label", gold)
-                parsed = _answer(rec, item, memo) if problem is None else None  # type: ignore[arg-type]
-                if problem is None and isinstance(parsed, tuple):
-                    problem = parsed
-                if problem is not None:
-                    self._quarantine(quarantine, rec.line, rec.raw, problem[1], problem[0])
+                judged = judge(rec, self.qa_bank, memo)
+                if isinstance(judged, tuple):
+                    self._quarantine(quarantine, rec.line, rec.raw, judged[1], judged[0])
                     continue
-                assert isinstance(item, _QAItemInfo) and isinstance(parsed, QAParsed)
-                fkey = dumps(rec.factors, option=sort_keys).decode()
-                natural = f"{rec.system}\x1f{item.id}\x1f{fkey}\x1f{rec.repeat}"
-                key = blake2b(natural.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-                predicted = (
-                    rec.predicted_label if rec.predicted_index is None else rec.predicted_index
-                )
-                content = _hash16(f"{rec.response}\x1f{'' if predicted is None else predicted}")
-                index = parsed.index
-                role = "unparsable" if index is None else item.roles[index]
+                key, content, item, parsed = judged.key, judged.content, judged.item, judged.parsed
+                predicted, role, index = judged.predicted, judged.role, judged.parsed.index
                 system_id = systems.get(rec.system)
                 if system_id is None:
                     system_id = self._system(conn, rec.system)

@@ -393,29 +393,37 @@ def first_json_lines(path: Path, n: int = 5, *, lenient: bool = False) -> Iterat
     :data:`DETECT_LINES` lines or :data:`DETECT_BYTES` bytes, so that a damaged start does
     not hide a recognisable file. ``lenient`` also reads bare ``NaN`` / ``Infinity``
     (:func:`loads_lenient`)."""
+    try:
+        with path.open("rb") as fh:
+            yield from first_json_objects(fh, n, lenient=lenient)
+    except OSError:
+        return
+
+
+def first_json_objects(
+    lines: Iterable[bytes], n: int = 5, *, lenient: bool = False
+) -> Iterator[Any]:
+    """:func:`first_json_lines` of a file given as its raw lines (with their endings), so
+    that a reader run on lines held in memory (``cuegap count``) finds the same header."""
     loads = loads_lenient if lenient else orjson.loads
     if n <= 0:
         return
     seen = 0
-    try:
-        with path.open("rb") as fh:
-            for i, raw in enumerate(fh):
-                if i >= DETECT_LINES or seen > DETECT_BYTES:  # damaged lines passed over
-                    return
-                seen += len(raw)
-                raw = raw.removeprefix(BOM) if i == 0 else raw
-                if not raw.strip():
-                    continue
-                try:
-                    obj = loads(raw)
-                except (orjson.JSONDecodeError, RecursionError):
-                    continue
-                yield obj
-                n -= 1
-                if n <= 0:
-                    return
-    except OSError:
-        return
+    for i, raw in enumerate(lines):
+        if i >= DETECT_LINES or seen > DETECT_BYTES:  # damaged lines passed over
+            return
+        seen += len(raw)
+        raw = raw.removeprefix(BOM) if i == 0 else raw
+        if not raw.strip():
+            continue
+        try:
+            obj = loads(raw)
+        except (orjson.JSONDecodeError, RecursionError):
+            continue
+        yield obj
+        n -= 1
+        if n <= 0:
+            return
 
 
 def first_json_line(path: Path, *, lenient: bool = False) -> Any:

@@ -207,8 +207,9 @@ def run_count_job(
     quarantined = rows.filter(lambda r: r[0] == "quarantine").map(
         lambda r: (r[1], (r[2], r[3], r[4], r[5]))
     )
+    fld = counting.conflict_field  # the field the design's loader quarantines a conflict under
     conflicts = outcomes.filter(lambda o: o[0] == "conflict").map(
-        lambda o: (o[1], (o[2][0], "response", o[2], o[2][4]))
+        lambda o: (o[1], (o[2][0], fld, o[2], o[2][4]))
     )
     both = quarantined.union(conflicts)
     for i, n in both.countByKey().items():

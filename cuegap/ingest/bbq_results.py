@@ -34,7 +34,7 @@ by the loader with its reason; the join to the bank happens in the loader
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from typing import Any
 from cuegap.ingest._bbq_names import category_from_name
 from cuegap.ingest._guard import guard_record
 from cuegap.ingest._records import Rejected, ResponseStream, RunInfo
-from cuegap.ingest._runner import first_json_lines, json_lines
+from cuegap.ingest._runner import first_json_lines, first_json_objects, json_lines
 
 NAME = "bbq-results"
 FORMAT_ID = "bbq-results"
@@ -181,6 +181,32 @@ def record(obj: Any, line: int, raw: str, defaults: dict[str, Any]) -> QARecord 
     )
 
 
+def _defaults(name: str, first: Any, system: str | None) -> tuple[dict[str, Any], bool]:
+    """The values lines of a file called ``name`` default to, and whether ``first`` (its
+    first line that parses as JSON) is a header."""
+    defaults: dict[str, Any] = {"system": system, "category": category_from_name(name)}
+    header = isinstance(first, dict) and first.get("format") == FORMAT_ID
+    if header:
+        keys = ("system", "category", "item_bank", "factors")
+        defaults.update({k: first.get(k) for k in keys if first.get(k)})
+    return defaults, header
+
+
+def _records(
+    lines: Iterable[bytes], defaults: dict[str, Any], header: bool
+) -> Iterator[QARecord | Rejected]:
+    skipped = not header
+    for entry in json_lines(lines):
+        if isinstance(entry, Rejected):
+            yield entry
+            continue
+        line, text, obj = entry
+        if not skipped:
+            skipped = True
+            continue
+        yield guard_record(line, text, record, obj, line, text, defaults)
+
+
 def read(path: Path, *, system: str | None = None) -> ResponseStream:
     """Stream the answers of a BBQ-style result file.
 
@@ -201,30 +227,43 @@ def read(path: Path, *, system: str | None = None) -> ResponseStream:
         Records are :class:`QARecord` or :class:`~cuegap.ingest.Rejected`.
     """
     path = Path(path)
-    defaults: dict[str, Any] = {"system": system, "category": category_from_name(path.name)}
-    first = next(first_json_lines(path, 1), None)
-    header = isinstance(first, dict) and first.get("format") == FORMAT_ID
-    if header:
-        keys = ("system", "category", "item_bank", "factors")
-        defaults.update({k: first.get(k) for k in keys if first.get(k)})
+    defaults, header = _defaults(path.name, next(first_json_lines(path, 1), None), system)
     total = path.stat().st_size
     fh = path.open("rb")
 
     def records() -> Iterator[QARecord | Rejected]:
-        skipped = not header
         with fh:
-            for entry in json_lines(fh):
-                if isinstance(entry, Rejected):
-                    yield entry
-                    continue
-                line, text, obj = entry
-                if not skipped:
-                    skipped = True
-                    continue
-                yield guard_record(line, text, record, obj, line, text, defaults)
+            yield from _records(fh, defaults, header)
 
     def position() -> int:
         return total if fh.closed else fh.tell()
 
     run = RunInfo(runner="bbq-results", item_bank=defaults.get("item_bank"))
     return ResponseStream(run=run, records=records(), position=position, total=total)  # type: ignore[arg-type]
+
+
+def read_lines(
+    lines: Iterable[bytes], name: str, *, system: str | None = None
+) -> tuple[RunInfo, Iterator[QARecord | Rejected]]:
+    """Read a file given as its raw lines, exactly as :func:`read` reads it from disk.
+
+    Parameters
+    ----------
+    lines : iterable of bytes
+        The file's lines in order, each with its line ending.
+    name : str
+        The file's path or URL; its last part names the BBQ category, as in :func:`read`.
+    system : str, optional
+        The system of lines that name none.
+
+    Returns
+    -------
+    tuple
+        The run's metadata and an iterator of :class:`QARecord` or
+        :class:`~cuegap.ingest.Rejected`.
+    """
+    held = lines if isinstance(lines, list) else list(lines)
+    first = next(first_json_objects(held, 1), None)
+    defaults, header = _defaults(name.rstrip("/").rsplit("/", 1)[-1], first, system)
+    run = RunInfo(runner="bbq-results", item_bank=defaults.get("item_bank"))
+    return run, _records(held, defaults, header)

@@ -27,7 +27,7 @@ from cuegap.schema._qa_tables import (
     QAResponse,
     QAResponseFactor,
 )
-from cuegap.schema._qa_tally import QATally, compact_qa_tally, qa_tally_mismatches
+from cuegap.schema._qa_tally import QA_TALLY_KEYS, QATally, compact_qa_tally, qa_tally_mismatches
 from cuegap.schema._snapshot import read_snapshot
 from cuegap.schema._tables import (
     Analysis,
@@ -65,6 +65,7 @@ __all__ = [
     "DIGEST_CHUNK",
     "ENV_VAR",
     "QA_COUNT_COLUMNS",
+    "QA_TALLY_KEYS",
     "RECOVERY_COLUMNS",
     "RESPONSE_COLUMNS",
     "RUNNER_AGREES",

@@ -144,20 +144,24 @@ def _untargeted_counts() -> Select:
 
 def qa_status(engine: Engine | Connection) -> tuple[pd.DataFrame, pd.DataFrame]:
     """QA answers per system (``system``, ``answers``, ``unparsable``) and per cue ×
-    context (``cue``, ``context``, ``answers``, ``unparsable``); empty without QA answers."""
-    r, i, s = QAResponse.__table__, QAItem.__table__, System.__table__
-    bad = func.sum(case((r.c.answer == "unparsable", 1), else_=0)).label("unparsable")
+    context (``cue``, ``context``, ``answers``, ``unparsable``); empty without QA answers.
+
+    Read from the QA tally, which counts every stored answer (and the answers of files
+    counted by ``cuegap count``, which are not stored)."""
+    t, i, s = QATally.__table__, QAItem.__table__, System.__table__
+    answers = func.sum(t.c.n).label("answers")
+    bad = func.sum(case((t.c.answer == "unparsable", t.c.n), else_=0)).label("unparsable")
     by_system = (
-        select(s.c.name.label("system"), func.count().label("answers"), bad)
-        .select_from(r)
-        .join(s, s.c.id == r.c.system_id)
+        select(s.c.name.label("system"), answers, bad)
+        .select_from(t)
+        .join(s, s.c.id == t.c.system_id)
         .group_by(s.c.name)
         .order_by(s.c.name)
     )
     by_cell = (
-        select(i.c.cue, i.c.context_condition.label("context"), func.count().label("answers"), bad)
-        .select_from(r)
-        .join(i, i.c.id == r.c.item_id)
+        select(i.c.cue, i.c.context_condition.label("context"), answers, bad)
+        .select_from(t)
+        .join(i, i.c.id == t.c.item_id)
         .group_by(i.c.cue, i.c.context_condition)
         .order_by(i.c.cue, i.c.context_condition)
     )

@@ -12,7 +12,9 @@ dilemma design's tally (:mod:`cuegap.schema._tally`), it is derived data:
   files once the fresh rows have grown to half the merged ones;
 * migration 0009 builds it from the answers of stores that predate it;
 * ``cuegap verify`` recounts the answers (:func:`qa_tally_mismatches`) and names an edited
-  tally.
+  tally. Rows counted by ``cuegap count`` have no answers behind them: they stay under
+  their batch, never merged, and their batch's ledger entry seals them
+  (:mod:`cuegap.schema._counted`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Select
 from sqlmodel import Field, SQLModel
 
+from cuegap.schema._counted import counted_batches, not_counted
 from cuegap.schema._qa_tables import QAResponse, QAResponseFactor
 from cuegap.schema._tables import _BigIntPK
 from cuegap.schema._tally import merge_rows
@@ -97,14 +100,18 @@ def compact_qa_tally(conn: Connection, *, min_rows: int = 1_000) -> bool:
         Whether rows were merged.
     """
     t = QATally.__table__
-    return merge_rows(conn, t, QA_TALLY_KEYS, t.c.id.is_not(None), "id IS NOT NULL", min_rows)
+    # rows counted by ``cuegap count`` stay under their batch: its ledger entry seals them
+    where, where_sql = not_counted(t, list(counted_batches(conn, t.name)))
+    return merge_rows(conn, t, QA_TALLY_KEYS, where, where_sql, min_rows)
 
 
 def qa_tally_mismatches(conn: Connection) -> int:
     """How many QA answer counts the tally no longer holds exactly (0 when it agrees)."""
-    t = QATally.__table__.c
+    table = QATally.__table__
+    t = table.c
     keys = [t[k] for k in QA_TALLY_KEYS]
-    stored = select(*keys, func.sum(t.n).cast(Integer).label("n")).group_by(*keys)
+    ingested, _sql = not_counted(table, list(counted_batches(conn, table.name)))
+    stored = select(*keys, func.sum(t.n).cast(Integer).label("n")).where(ingested).group_by(*keys)
     want = {tuple(row[:-1]): int(row[-1]) for row in conn.execute(qa_tally_select())}
     have = {tuple(row[:-1]): int(row[-1]) for row in conn.execute(stored)}
     return len(want.keys() ^ have.keys()) + sum(

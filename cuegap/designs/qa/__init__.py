@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from cuegap.designs import (
     AnalyzeOptions,
+    Counting,
     Design,
     PlanRequest,
     Progress,
@@ -51,9 +52,9 @@ class QADesign(Design):
     analyze_options = frozenset({"strategy"})
 
     def present(self, conn: Connection) -> bool:
-        from cuegap.schema import QAResponse
+        from cuegap.schema import QAResponse, QATally
 
-        return has_rows(QAResponse)(conn)
+        return has_rows(QAResponse)(conn) or has_rows(QATally)(conn)  # tally: counted files
 
     def status(self, engine: Engine) -> StatusPart:
         from cuegap.designs.qa._cli import print_qa_status
@@ -85,6 +86,27 @@ class QADesign(Design):
         from cuegap.ingest import ingest_qa_bank
 
         return ingest_qa_bank
+
+    def spark_counting(self) -> Counting:
+        from cuegap.ingest import (
+            QA_CONFLICT_FIELD,
+            parse_qa_lines,
+            qa_conflict_reason,
+            qa_count_context,
+            qa_count_notes,
+        )
+        from cuegap.schema import QA_TALLY_KEYS, QATally
+
+        return Counting(
+            tally=QATally.__tablename__,
+            keys=QA_TALLY_KEYS,
+            reader="bbq-results",
+            context=qa_count_context,
+            parse=parse_qa_lines,
+            conflict=qa_conflict_reason,
+            conflict_field=QA_CONFLICT_FIELD,
+            notes=qa_count_notes,
+        )
 
     def settings_type(self) -> type:
         from cuegap.designs.qa._analysis import QASettings
